@@ -1,0 +1,336 @@
+"""The executor: the ReAct loop of one execution (model call → tool calls → again)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aimon_core.agent._budget import BudgetTracker, ExecutionBudget
+from aimon_core.agent._events import (
+    AssistantMessageCompleted,
+    AssistantTextDelta,
+    AssistantThinkingDelta,
+    EventSink,
+    ExecutionFinished,
+    ExecutionResult,
+    ExecutionStarted,
+    IterationStarted,
+    ModelRetrying,
+    ModelStreamRestarted,
+    StopCause,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from aimon_core.agent._prompt import Environment, assemble_system_prompt, gather_environment
+from aimon_core.agent._runtime import AgentRuntime
+from aimon_core.agent._transcript import INTERRUPTED_RESULT, repair_tool_pairs
+from aimon_core.llm import (
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ModelSettings,
+    ResponseCompleted,
+    RetryScheduled,
+    StopReason,
+    StreamRestarted,
+    TextBlock,
+    TextDelta,
+    ThinkingDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from aimon_core.tools import Tool, ToolContext, ToolResult, execute_tool
+
+REPEAT_LIMIT = 3
+
+
+def _ignore(_: object) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionRequest:
+    """One execution's input: the new user message, the history, limits and sinks."""
+
+    prompt: Message
+    tool_context: ToolContext
+    history: tuple[Message, ...] = ()
+    budget: ExecutionBudget = field(default_factory=ExecutionBudget)
+    environment: Environment | None = None
+    variables: Mapping[str, str] = field(default_factory=dict)
+    on_event: EventSink = _ignore
+    # Called with each message as it becomes part of the transcript (for persistence).
+    on_message: Callable[[Message], None] = _ignore
+    execution_id: str = ""
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable state of one execution; lives only inside `execute`."""
+
+    runtime: AgentRuntime
+    request: ExecutionRequest
+    tracker: BudgetTracker
+    messages: list[Message]
+    new_messages: list[Message] = field(default_factory=list)
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    last_call: str | None = None
+    repeats: int = 0
+
+    def commit(self, message: Message) -> None:
+        self.messages.append(message)
+        self.new_messages.append(message)
+        self.request.on_message(message)
+
+    def emit(self, event: Any) -> None:
+        self.request.on_event(event)
+
+
+class Executor:
+    """Runs executions of an agent: model call, tool calls, repeat until an answer or a limit."""
+
+    async def execute(self, runtime: AgentRuntime, request: ExecutionRequest) -> ExecutionResult:
+        """Run one execution to its end and return how it ended.
+
+        Cancellation (Ctrl-C) is recorded — partial text kept, every pending tool call
+        answered as interrupted — and then re-raised.
+        """
+        run = _Run(
+            runtime=runtime,
+            request=request,
+            tracker=BudgetTracker(request.budget),
+            messages=list(repair_tool_pairs(request.history)),
+        )
+        run.emit(ExecutionStarted(
+            execution_id=request.execution_id or uuid.uuid4().hex, prompt=request.prompt.text
+        ))
+        run.commit(request.prompt)
+        env = request.environment or await gather_environment(
+            request.tool_context.project_root, request.tool_context.cwd
+        )
+        system = assemble_system_prompt(runtime.agent, env, dict(request.variables))
+        try:
+            result = await self._loop(run, system)
+        except asyncio.CancelledError:
+            self._finish(run, StopCause.INTERRUPTED, "interrupted by the user")
+            raise
+        run.emit(ExecutionFinished(result=result))
+        return result
+
+    async def _loop(self, run: _Run, system: str) -> ExecutionResult:
+        while True:
+            limit = run.tracker.exhausted()
+            if limit is not None:
+                cause, why = limit
+                return self._result(run, cause, f"stopped: {why}")
+            run.tracker.iterations += 1
+            run.emit(IterationStarted(iteration=run.tracker.iterations))
+            try:
+                response = await self._call_model(run, system)
+            except LLMError as exc:
+                run.tracker.iterations -= 1
+                return self._result(run, StopCause.MODEL_ERROR, str(exc), error=exc)
+            run.commit(response.message)
+            tool_uses = response.message.tool_uses
+            if not tool_uses:
+                return self._answered(run, response)
+            stop = await self._run_tools(run, tool_uses)
+            if stop is not None:
+                return self._result(run, StopCause.REPEATED_TOOL_CALL, stop)
+
+    async def _call_model(self, run: _Run, system: str) -> LLMResponse:
+        runtime = run.runtime
+        request = LLMRequest(
+            model=runtime.model,
+            system=system,
+            messages=tuple(run.messages),
+            tools=runtime.tools.definitions(),
+            settings=_settings(runtime),
+            metadata={"session_id": run.request.tool_context.session_id},
+        )
+        partial: list[str] = []
+        response: LLMResponse | None = None
+        try:
+            async for event in runtime.client.stream(request):
+                match event:
+                    case TextDelta(text=text):
+                        partial.append(text)
+                        run.emit(AssistantTextDelta(text=text))
+                    case ThinkingDelta(text=text):
+                        run.emit(AssistantThinkingDelta(text=text))
+                    case RetryScheduled(attempt=attempt, delay=delay, reason=reason):
+                        run.emit(ModelRetrying(attempt=attempt, delay=delay, reason=reason))
+                    case StreamRestarted(attempt=attempt, reason=reason):
+                        partial.clear()
+                        run.emit(ModelStreamRestarted(attempt=attempt, reason=reason))
+                    case ResponseCompleted(response=done):
+                        response = done
+                    case _:
+                        pass
+        except asyncio.CancelledError:
+            if "".join(partial).strip():
+                run.commit(Message(role="assistant", content=(TextBlock(text="".join(partial)),)))
+            raise
+        if response is None:
+            from aimon_core.llm import LLMStreamError
+
+            raise LLMStreamError("the model stream ended without a complete response")
+        run.tracker.usage = run.tracker.usage + response.usage
+        cost = _cost(runtime.model, runtime.client.provider, response.usage)
+        run.cost_usd += cost
+        run.emit(AssistantMessageCompleted(
+            message=response.message, usage=response.usage, cost_usd=cost
+        ))
+        return response
+
+    async def _run_tools(self, run: _Run, tool_uses: Sequence[ToolUseBlock]) -> str | None:
+        """Run a batch of tool calls, commit their results; return a reason to stop, if any."""
+        results: dict[str, ToolResultBlock] = {}
+        runnable, stop = self._until_repeat(run, tool_uses)
+        try:
+            for group in _groups(run.runtime, runnable):
+                if len(group) > 1:
+                    async with asyncio.TaskGroup() as tasks:
+                        for use in group:
+                            tasks.create_task(self._one_tool(run, use, results))
+                else:
+                    await self._one_tool(run, group[0], results)
+        except asyncio.CancelledError:
+            self._commit_results(run, tool_uses, results)
+            raise
+        for use in tool_uses[len(runnable):]:
+            not_run = ToolResult.error(f"Not run: {stop}. Try a different approach.")
+            results[use.id] = _result_block(use, not_run)
+            run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
+                                      result=not_run, duration_s=0.0))
+        self._commit_results(run, tool_uses, results)
+        return stop
+
+    def _until_repeat(
+        self, run: _Run, tool_uses: Sequence[ToolUseBlock]
+    ) -> tuple[Sequence[ToolUseBlock], str | None]:
+        """Return the calls before the first one repeated too often, and why it stops."""
+        for index, use in enumerate(tool_uses):
+            key = use.name + "\0" + json.dumps(use.input, sort_keys=True, default=str)
+            run.repeats = run.repeats + 1 if key == run.last_call else 1
+            run.last_call = key
+            if run.repeats >= REPEAT_LIMIT:
+                return tool_uses[:index], (
+                    f"the same {use.name} call with the same input was made "
+                    f"{run.repeats} times in a row"
+                )
+        return tool_uses, None
+
+    async def _one_tool(
+        self, run: _Run, use: ToolUseBlock, results: dict[str, ToolResultBlock]
+    ) -> None:
+        run.emit(ToolCallStarted(tool_use_id=use.id, name=use.name, input=use.input))
+        started = time.monotonic()
+        result = await self._checked_run(run, use)
+        run.tool_calls += 1
+        results[use.id] = _result_block(use, result)
+        run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
+                                  result=result, duration_s=time.monotonic() - started))
+
+    async def _checked_run(self, run: _Run, use: ToolUseBlock) -> ToolResult:
+        runtime, ctx = run.runtime, run.request.tool_context
+        if use.input_error is not None:
+            return ToolResult.error(f"{use.input_error}. The call was not run; send it again "
+                                    "with complete, valid JSON arguments.")
+        tool = runtime.tools.get(use.name)
+        if tool is None:
+            known = ", ".join(runtime.tools.names()) or "none"
+            return ToolResult.error(f"No tool named {use.name!r}. Available tools: {known}.")
+        verdict = await runtime.gate(tool, use.input, ctx)
+        if not verdict.allowed:
+            return ToolResult.error(verdict.message or f"Permission to use {tool.name} was denied.")
+        return await execute_tool(tool, use.input, ctx)
+
+    def _commit_results(
+        self, run: _Run, tool_uses: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
+    ) -> None:
+        blocks = tuple(
+            results.get(use.id)
+            or ToolResultBlock(tool_use_id=use.id, content=(TextBlock(text=INTERRUPTED_RESULT),),
+                               is_error=True)
+            for use in tool_uses
+        )
+        run.commit(Message(role="user", content=blocks))
+
+    def _answered(self, run: _Run, response: LLMResponse) -> ExecutionResult:
+        match response.stop_reason:
+            case StopReason.MAX_TOKENS:
+                return self._result(run, StopCause.OUTPUT_LIMIT,
+                                    "the answer was cut off at the model's output token limit")
+            case StopReason.REFUSAL:
+                return self._result(run, StopCause.REFUSED, "the model declined to answer")
+            case _:
+                return self._result(run, StopCause.ANSWERED, "answered")
+
+    def _result(
+        self, run: _Run, stop: StopCause, reason: str, error: LLMError | None = None
+    ) -> ExecutionResult:
+        text = ""
+        for message in reversed(run.new_messages):
+            if message.role == "assistant" and message.text.strip():
+                text = message.text
+                break
+        return ExecutionResult(
+            stop=stop,
+            reason=reason,
+            text=text,
+            new_messages=tuple(run.new_messages),
+            usage=run.tracker.usage,
+            cost_usd=run.cost_usd,
+            iterations=run.tracker.iterations,
+            tool_calls=run.tool_calls,
+            duration_s=run.tracker.elapsed,
+            error=error,
+        )
+
+    def _finish(self, run: _Run, stop: StopCause, reason: str) -> None:
+        run.emit(ExecutionFinished(result=self._result(run, stop, reason)))
+
+
+def _groups(runtime: AgentRuntime, uses: Sequence[ToolUseBlock]) -> list[list[ToolUseBlock]]:
+    """Split calls into groups, in order: consecutive read-only calls together, others alone."""
+    groups: list[list[ToolUseBlock]] = []
+    previous_read_only = False
+    for use in uses:
+        tool: Tool | None = runtime.tools.get(use.name)
+        read_only = tool is not None and tool.read_only and use.input_error is None
+        if read_only and previous_read_only:
+            groups[-1].append(use)
+        else:
+            groups.append([use])
+        previous_read_only = read_only
+    return groups
+
+
+def _result_block(use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:
+    content = result.content or (TextBlock(text="(no output)"),)
+    return ToolResultBlock(tool_use_id=use.id, content=content, is_error=result.is_error)
+
+
+def _settings(runtime: AgentRuntime) -> ModelSettings:
+    model = runtime.agent.model
+    base = runtime.settings
+    return ModelSettings(
+        max_tokens=base.max_tokens or model.max_tokens,
+        temperature=base.temperature if base.temperature is not None else model.temperature,
+        thinking_budget=base.thinking_budget,
+    )
+
+
+def _cost(model: str, provider: str, usage: Usage) -> float:
+    from aimon_core.llm import cost_usd, model_info
+
+    return cost_usd(usage, model_info(model, provider))

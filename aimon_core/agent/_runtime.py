@@ -1,0 +1,63 @@
+"""AgentRuntime: one agent's model client, tools and tool gate, shared by its sessions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aimon_core.agent._definition import AgentDefinition
+from aimon_core.llm import LLMClient, ModelSettings
+from aimon_core.tools import Tool, ToolContext, ToolRegistry
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRuntimeId:
+    """A runtime's stable id: `agent:<name>` or `agent:<name>:<discriminator>`."""
+
+    value: str
+
+    @classmethod
+    def of(cls, agent_name: str, discriminator: str | None = None) -> AgentRuntimeId:
+        """Return the deterministic id of an agent (and optional discriminator)."""
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "-", agent_name)
+        return cls(f"agent:{safe}" + (f":{discriminator}" if discriminator else ""))
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateVerdict:
+    """Whether a tool call may run; `message` tells the model why not."""
+
+    allowed: bool
+    message: str = ""
+    decided_by: str = ""
+
+
+ToolGate = Callable[[Tool, Mapping[str, Any], ToolContext], Awaitable[GateVerdict]]
+
+
+async def allow_all(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext) -> GateVerdict:
+    """Allow every tool call (for tests and trusted programmatic use)."""
+    return GateVerdict(allowed=True, decided_by="allow_all")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentRuntime:
+    """One agent's model client, model, tools and gate; created once, never closed by a session."""
+
+    agent: AgentDefinition
+    client: LLMClient
+    model: str
+    tools: ToolRegistry
+    gate: ToolGate = allow_all
+    settings: ModelSettings = field(default_factory=ModelSettings)
+    id: AgentRuntimeId | None = None
+
+    @property
+    def runtime_id(self) -> AgentRuntimeId:
+        """Return the id, derived from the agent's name when not given."""
+        return self.id or AgentRuntimeId.of(self.agent.name)
