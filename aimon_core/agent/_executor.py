@@ -107,7 +107,7 @@ class Executor:
             runtime=runtime,
             request=request,
             tracker=BudgetTracker(request.budget),
-            messages=list(repair_tool_pairs(request.history)),
+            messages=list(request.history),
         )
         run.emit(ExecutionStarted(
             execution_id=request.execution_id or uuid.uuid4().hex, prompt=request.prompt.text
@@ -151,7 +151,7 @@ class Executor:
         request = LLMRequest(
             model=runtime.model,
             system=system,
-            messages=tuple(run.messages),
+            messages=repair_tool_pairs(run.messages),
             tools=runtime.tools.definitions(),
             settings=_settings(runtime),
             metadata={"session_id": run.request.tool_context.session_id},
@@ -331,6 +331,6 @@ def _settings(runtime: AgentRuntime) -> ModelSettings:
 
 
 def _cost(model: str, provider: str, usage: Usage) -> float:
-    from aimon_core.llm import cost_usd, model_info
+    from aimon_core.llm._models import cost_usd, model_info
 
     return cost_usd(usage, model_info(model, provider))

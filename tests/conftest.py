@@ -1,0 +1,23 @@
+"""Test-wide setup: no provider keys, an isolated AIMON_HOME."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_PROVIDER_VARS = (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
+    "OPENAI_BASE_URL", "OPENAI_ORG_ID", "AIMON_PROVIDER", "AIMON_MODEL",
+)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[None]:
+    for name in _PROVIDER_VARS:
+        monkeypatch.delenv(name, raising=False)
+    home: Path = tmp_path_factory.mktemp("aimon-home")
+    monkeypatch.setenv("AIMON_HOME", str(home))
+    yield
