@@ -19,6 +19,10 @@ client built on them must treat every one of these as a failure of the whole res
   whose `status_code` is 200 (the status of the stream) and whose `body["error"]["type"]` is
   `"overloaded_error"`. OpenAI: the `{"error": ...}` data line raises `openai.APIError`
   (not an `APIStatusError`) with `.body` holding the error object.
+- `StallStream` past the client's read timeout. Anthropic: `httpx2.ReadTimeout`, unwrapped
+  again; OpenAI: `openai.APITimeoutError`.
+- Invalid tool-argument JSON (`raw_arguments`): Anthropic's `messages.stream()` helper raises
+  a plain `ValueError` while accumulating; `messages.create(stream=True)` does not parse it.
 """
 
 from __future__ import annotations
@@ -212,7 +216,7 @@ class LoopbackModelServer:
         self._httpd = httpd
         self._thread = threading.Thread(
             target=httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
+            kwargs={"poll_interval": 0.01},
             name=f"loopback-model-server:{self.port}",
             daemon=True,
         )
@@ -297,6 +301,7 @@ class _HTTPServer(ThreadingHTTPServer):
         super().__init__(address, handler)
         self._connections: set[socket.socket] = set()
         self._idle = threading.Condition()
+        self.request_ids = itertools.count(1)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._idle:
@@ -328,11 +333,14 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    _request_ids = itertools.count(1)
 
     @property
     def owner(self) -> LoopbackModelServer:
         return cast(_HTTPServer, self.server).owner
+
+    @property
+    def _request_ids(self) -> itertools.count[int]:
+        return cast(_HTTPServer, self.server).request_ids
 
     def setup(self) -> None:
         super().setup()
