@@ -1,0 +1,287 @@
+"""SessionRecordStore on disk: one append-only JSONL file per session, and an index.
+
+Layout under `base_dir`:
+
+    projects/<project key>/<session id>.jsonl   header line, then message/side/snapshot lines
+    index.json                                   listing cache (see _index.py)
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from aimon_core.llm import Message
+from aimon_core.session._codec import (
+    HeaderLine,
+    MessageLine,
+    SideLine,
+    SnapshotLine,
+    TranscriptLine,
+    line_to_json,
+)
+from aimon_core.session._errors import SessionError, SessionExistsError, SessionNotFoundError
+from aimon_core.session._files import (
+    append_lines,
+    atomic_create,
+    atomic_replace,
+    decode_session_file,
+    fsync_dir,
+)
+from aimon_core.session._ids import SessionId, is_session_id, parse_session_id
+from aimon_core.session._index import IndexEntry, read_index, write_index
+from aimon_core.session._lease import SessionLease, check_lease
+from aimon_core.session._paths import project_key
+from aimon_core.session._record import (
+    BudgetOverride,
+    SessionRecord,
+    SessionSnapshot,
+    SessionSummary,
+    SessionTotals,
+    summarize,
+    title_from,
+)
+from aimon_core.session._store import Clock, utc_now
+
+log = logging.getLogger(__name__)
+
+_SUFFIX = ".jsonl"
+
+
+class FileSessionRecordStore:
+    """Stores each session as append-only JSONL under `<base_dir>/projects/<project key>/`."""
+
+    def __init__(self, base_dir: Path, *, clock: Clock = utc_now) -> None:
+        self.base_dir = Path(base_dir)
+        self._projects = self.base_dir / "projects"
+        self._index_path = self.base_dir / "index.json"
+        self._clock = clock
+        # One writer at a time within this process; leases keep other processes out.
+        self._write_lock = threading.Lock()
+        self._known_paths: dict[SessionId, Path] = {}
+
+    def path_of(self, session_id: SessionId) -> Path:
+        """Return the transcript file of a session; raise SessionNotFoundError if none."""
+        session_id = parse_session_id(session_id)
+        known = self._known_paths.get(session_id)
+        if known is not None and known.exists():
+            return known
+        name = session_id + _SUFFIX
+        for project in self._project_dirs():
+            candidate = project / name
+            if candidate.exists():
+                self._known_paths[session_id] = candidate
+                return candidate
+        raise SessionNotFoundError(session_id)
+
+    def create(self, record: SessionRecord) -> None:
+        """Store a new session; raise SessionExistsError if its id is taken."""
+        session_id = parse_session_id(record.id)
+        if not Path(record.project_root).is_absolute():
+            raise ValueError(f"project_root must be absolute: {record.project_root!r}")
+        header = HeaderLine(
+            session_id=session_id,
+            project_root=record.project_root,
+            agent_ref=record.agent_ref,
+            created_at=record.created_at,
+            title=record.title or title_from(record.transcript),
+        )
+        lines: list[TranscriptLine] = [header]
+        lines += [MessageLine(at=record.updated_at, message=m) for m in record.transcript]
+        if record.snapshot != SessionSnapshot(transcript=record.transcript):
+            lines.append(_side_line(record, record.updated_at))
+        folder = self._projects / project_key(record.project_root)
+        with self._write_lock:
+            try:
+                self.path_of(session_id)
+            except SessionNotFoundError:
+                pass
+            else:
+                raise SessionExistsError(session_id)
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / (session_id + _SUFFIX)
+            atomic_create(path, session_id, _encode(lines))
+            self._known_paths[session_id] = path
+
+    def load(self, session_id: SessionId) -> SessionRecord:
+        """Return the stored session; bad lines are skipped and listed in `load_warnings`."""
+        path = self.path_of(session_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise SessionNotFoundError(session_id) from None
+        record = decode_session_file(parse_session_id(session_id), path, data)
+        for warning in record.load_warnings:
+            log.warning("session %s: %s", session_id, warning)
+        return record
+
+    def append(
+        self,
+        session_id: SessionId,
+        messages: Sequence[Message],
+        *,
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Add messages at the end of the transcript."""
+        check_lease(lease, session_id)
+        now = self._clock()
+        # Encode before touching the file: a value that cannot be stored writes nothing.
+        data = _encode([MessageLine(at=now, message=m) for m in messages])
+        with self._write_lock:
+            path = self.path_of(session_id)
+            if data or sync:
+                append_lines(path, data, sync=sync)
+
+    def write_side(
+        self,
+        session_id: SessionId,
+        *,
+        totals: SessionTotals,
+        budget_override: BudgetOverride | None,
+        compaction_failure_count: int,
+        approvals: tuple[str, ...],
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Set the side state; the latest side line wins, so a repeated write changes nothing."""
+        check_lease(lease, session_id)
+        line = SideLine(
+            at=self._clock(),
+            totals=totals,
+            budget_override=budget_override,
+            compaction_failure_count=compaction_failure_count,
+            approvals=tuple(approvals),
+        )
+        data = _encode([line])
+        with self._write_lock:
+            append_lines(self.path_of(session_id), data, sync=sync)
+
+    def replace_transcript(
+        self,
+        session_id: SessionId,
+        messages: Sequence[Message],
+        *,
+        lease: SessionLease | None = None,
+    ) -> None:
+        """Rewrite the file as header, snapshot and side state: temp file, fsync, rename."""
+        check_lease(lease, session_id)
+        with self._write_lock:
+            record = self.load(session_id)
+            now = self._clock()
+            header = HeaderLine(
+                session_id=record.id,
+                project_root=record.project_root,
+                agent_ref=record.agent_ref,
+                created_at=record.created_at,
+                title=record.title or title_from(messages),
+            )
+            snapshot = SnapshotLine(at=now, messages=tuple(messages))
+            data = _encode([header, snapshot, _side_line(record, now)])
+            atomic_replace(self.path_of(session_id), data)
+
+    def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
+        """Return sessions newest first, of one project (its exact root) or of all."""
+        if project_root is None:
+            folders = self._project_dirs()
+        else:
+            folders = [self._projects / project_key(project_root)]
+        cached = read_index(self._index_path)
+        index = cached or {}
+        found: dict[str, IndexEntry] = {}
+        changed = cached is None
+        for folder in folders:
+            for file, entry in self._scan(folder, index):
+                found[file] = entry
+                changed = changed or index.get(file) is not entry
+        scanned = {folder.name for folder in folders}
+        kept = {f: e for f, e in index.items() if f.partition("/")[0] not in scanned}
+        merged = kept | found
+        if changed or merged.keys() != index.keys():
+            write_index(self._index_path, merged)
+        summaries = [
+            e.summary
+            for e in found.values()
+            if project_root is None or e.summary.project_root == project_root
+        ]
+        summaries.sort(key=lambda s: (s.updated_at, s.id), reverse=True)
+        return tuple(summaries[: max(limit, 0)])
+
+    def delete(self, session_id: SessionId, *, lease: SessionLease | None = None) -> None:
+        """Remove a session's file."""
+        check_lease(lease, session_id)
+        with self._write_lock:
+            path = self.path_of(session_id)
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                raise SessionNotFoundError(session_id) from None
+            self._known_paths.pop(parse_session_id(session_id), None)
+            fsync_dir(path.parent)
+
+    def _project_dirs(self) -> builtins.list[Path]:
+        try:
+            return [Path(e.path) for e in os.scandir(self._projects) if e.is_dir()]
+        except FileNotFoundError:
+            return []
+
+    def _scan(
+        self, folder: Path, index: dict[str, IndexEntry]
+    ) -> builtins.list[tuple[str, IndexEntry]]:
+        """Return the entries of one project folder, re-reading only files that changed."""
+        try:
+            entries = builtins.list(os.scandir(folder))
+        except FileNotFoundError:
+            return []
+        result: builtins.list[tuple[str, IndexEntry]] = []
+        for dir_entry in entries:
+            stem = dir_entry.name.removesuffix(_SUFFIX)
+            if stem == dir_entry.name or not is_session_id(stem):
+                continue
+            file = f"{folder.name}/{dir_entry.name}"
+            try:
+                stat = dir_entry.stat()  # taken before reading, so a later append is noticed
+            except FileNotFoundError:
+                continue
+            entry = index.get(file)
+            if entry is None or not entry.matches(stat):
+                entry = self._summarize(Path(dir_entry.path), SessionId(stem), stat)
+            if entry is not None:
+                result.append((file, entry))
+        return result
+
+    def _summarize(
+        self, path: Path, session_id: SessionId, stat: os.stat_result
+    ) -> IndexEntry | None:
+        try:
+            record = decode_session_file(session_id, path, path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, SessionError) as exc:
+            log.warning("session file %s left out of the listing: %s", path, exc)
+            return None
+        return IndexEntry(
+            summary=summarize(record),
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            inode=stat.st_ino,
+        )
+
+
+def _side_line(record: SessionRecord, at: datetime) -> SideLine:
+    return SideLine(
+        at=at,
+        totals=record.totals,
+        budget_override=record.budget_override,
+        compaction_failure_count=record.compaction_failure_count,
+        approvals=record.approvals,
+    )
+
+
+def _encode(lines: Sequence[TranscriptLine]) -> bytes:
+    return "".join(line_to_json(line) + "\n" for line in lines).encode("ascii")

@@ -1,0 +1,160 @@
+"""The record-store seam, and SessionStore: claim a session (lease, agent check, record)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from aimon_core.llm import Message
+from aimon_core.session._errors import AgentMismatchError, SessionExistsError
+from aimon_core.session._ids import SessionId, new_session_id, parse_session_id
+from aimon_core.session._lease import SessionLease, SessionLeaseStore, default_holder
+from aimon_core.session._record import (
+    BudgetOverride,
+    SessionRecord,
+    SessionSummary,
+    SessionTotals,
+)
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """Return the current time in UTC."""
+    return datetime.now(UTC)
+
+
+class SessionRecordStore(Protocol):
+    """Persists session records. Methods block; async callers use `asyncio.to_thread`.
+
+    Every write takes an optional lease and refuses (StaleLeaseError) one that is released or
+    superseded. `sync=True` makes the write durable (fsync) before returning: use it at turn
+    boundaries. Unknown ids raise SessionNotFoundError.
+    """
+
+    def create(self, record: SessionRecord) -> None:
+        """Store a new session; raise SessionExistsError if its id is taken."""
+        ...
+
+    def load(self, session_id: SessionId) -> SessionRecord:
+        """Return the stored session; bad stored lines are skipped into `load_warnings`."""
+        ...
+
+    def append(
+        self,
+        session_id: SessionId,
+        messages: Sequence[Message],
+        *,
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Add messages at the end of the transcript (and set the title if it has none)."""
+        ...
+
+    def write_side(
+        self,
+        session_id: SessionId,
+        *,
+        totals: SessionTotals,
+        budget_override: BudgetOverride | None,
+        compaction_failure_count: int,
+        approvals: tuple[str, ...],
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Set the side state; values are absolute, so writing them twice changes nothing."""
+        ...
+
+    def replace_transcript(
+        self,
+        session_id: SessionId,
+        messages: Sequence[Message],
+        *,
+        lease: SessionLease | None = None,
+    ) -> None:
+        """Replace the whole transcript (after compaction), atomically and durably."""
+        ...
+
+    def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
+        """Return sessions newest first, of one project (its exact root) or of all."""
+        ...
+
+    def delete(self, session_id: SessionId, *, lease: SessionLease | None = None) -> None:
+        """Remove a session."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimedSession:
+    """A session record together with the lease that allows writing it."""
+
+    record: SessionRecord
+    lease: SessionLease
+
+
+class SessionStore:
+    """Claims sessions: lease first, then the agent binding check, then the record."""
+
+    def __init__(
+        self, records: SessionRecordStore, leases: SessionLeaseStore, *, clock: Clock = utc_now
+    ) -> None:
+        self.records = records
+        self.leases = leases
+        self._clock = clock
+
+    def claim(
+        self,
+        session_id: SessionId | str | None,
+        *,
+        project_root: str | Path,
+        agent_ref: str,
+        holder: str | None = None,
+    ) -> ClaimedSession:
+        """Resume `session_id`, or start a new session when it is None.
+
+        Raises SessionNotFoundError (also for junk ids), SessionLockedError naming the holder,
+        or AgentMismatchError when the session belongs to another agent.
+        """
+        holder = holder or default_holder()
+        if session_id is None:
+            return self._claim_new(str(Path(project_root).resolve()), agent_ref, holder)
+        parsed = parse_session_id(session_id)
+        lease = self.leases.acquire(parsed, holder)
+        try:
+            record = self.records.load(parsed)
+            if record.agent_ref != agent_ref:
+                raise AgentMismatchError(parsed, record.agent_ref, agent_ref)
+        except BaseException:
+            lease.release()
+            raise
+        return ClaimedSession(record=record, lease=lease)
+
+    def release(self, claimed: ClaimedSession) -> None:
+        """Give up a claimed session; the record stays stored."""
+        claimed.lease.release()
+
+    def _claim_new(self, project_root: str, agent_ref: str, holder: str) -> ClaimedSession:
+        for attempt in range(3):
+            now = self._clock()
+            record = SessionRecord.new(
+                project_root=project_root,
+                agent_ref=agent_ref,
+                session_id=new_session_id(now),
+                now=now,
+            )
+            lease = self.leases.acquire(record.id, holder)
+            try:
+                self.records.create(record)
+            except SessionExistsError:
+                lease.release()
+                if attempt == 2:
+                    raise
+                continue
+            except BaseException:
+                lease.release()
+                raise
+            return ClaimedSession(record=record, lease=lease)
+        raise AssertionError("unreachable")
