@@ -1,24 +1,41 @@
-"""The Typer app: `aimon [PROMPT]`, `aimon -p PROMPT`, and subcommands."""
+"""The Typer app: `aimon [PROMPT]`, `aimon -p PROMPT`, `--resume`, and `aimon sessions`."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from aimon_cli._setup import ModelOptions, RuntimeOptions, SetupError
 
+if TYPE_CHECKING:
+    from aimon_core.agent import ToolGate
+    from aimon_core.session import LiveSession, SessionStore
+
 root_app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 SUBCOMMANDS = ("sessions",)
+_PICK = "__pick__"
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
     sys.stderr.write(f"aimon: {message}\n")
     return typer.Exit(code)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Launch:
+    """What the command line asked for, after validation."""
+
+    project_root: Path
+    runtime: RuntimeOptions
+    resume: str | None
+    pick: bool
+    continue_last: bool
 
 
 @root_app.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,6 +47,12 @@ def aimon(
     output_format: Annotated[str, typer.Option(
         "--output-format", help="Print mode output: text, json or stream-json."
     )] = "text",
+    resume: Annotated[str | None, typer.Option(
+        "--resume", "-r", help="Resume a session by id (-r alone: pick from recent ones)."
+    )] = None,
+    continue_last: Annotated[bool, typer.Option(
+        "--continue", "-c", help="Continue the most recent session in this project."
+    )] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
     provider: Annotated[str | None, typer.Option(
         "--provider", help="anthropic or openai (any OpenAI-compatible server)."
@@ -57,50 +80,36 @@ def aimon(
         return
     if output_format not in ("text", "json", "stream-json"):
         raise _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
-    if not print_mode:
-        raise _fail("the interactive mode is not available in this build; use -p PROMPT")
-    from aimon_cli._print import PrintJob, exit_code, read_prompt, run_print
-    from aimon_cli._setup import build_runtime, make_tool_context
-    from aimon_core.permission import PermissionRules, RuleError, print_mode_gate
-
-    text = read_prompt(prompt, sys.stdin)
-    if not text:
-        raise _fail("no prompt: pass one after -p or pipe it on stdin")
-    try:
-        rules = PermissionRules.parse(
-            allow=_split_rules(allowed_tools), deny=_split_rules(disallowed_tools)
-        )
-    except RuleError as exc:
-        raise _fail(str(exc)) from None
+    if resume is not None and continue_last:
+        raise _fail("use either --resume or --continue, not both")
     project_root = Path.cwd().resolve()
-    try:
-        runtime, notices = build_runtime(RuntimeOptions(
+    launch = Launch(
+        project_root=project_root,
+        runtime=RuntimeOptions(
             project_root=project_root,
             model=ModelOptions(provider=provider, model=model, base_url=base_url),
             agent=agent,
-            gate=print_mode_gate(rules, project_root=project_root),
-        ))
-    except SetupError as exc:
-        raise _fail(str(exc)) from None
-    for notice in notices:
-        sys.stderr.write(f"aimon: {notice}\n")
-    context = make_tool_context(project_root, agent_name=runtime.agent.name)
-    job = PrintJob(prompt=text, output_format=output_format, max_iterations=max_iterations)
+            gate=_gate(allowed_tools, disallowed_tools, project_root),
+        ),
+        resume=None if resume == _PICK else resume,
+        pick=resume == _PICK,
+        continue_last=continue_last,
+    )
+    if print_mode:
+        code = _print_mode(launch, prompt, output_format, max_iterations)
+    else:
+        code = _interactive(launch, prompt)
+    raise typer.Exit(code)
 
-    async def go() -> int:
-        try:
-            result = await run_print(job, runtime, context, sys.stdout, sys.stderr)
-        finally:
-            await context.shell.close()
-            await runtime.client.aclose()
-        return exit_code(result)
+
+def _gate(allowed: list[str] | None, disallowed: list[str] | None, root: Path) -> ToolGate:
+    from aimon_core.permission import PermissionRules, RuleError, print_mode_gate
 
     try:
-        code = asyncio.run(go())
-    except KeyboardInterrupt:
-        sys.stderr.write("aimon: interrupted\n")
-        code = 130
-    raise typer.Exit(code)
+        rules = PermissionRules.parse(allow=_split_rules(allowed), deny=_split_rules(disallowed))
+    except RuleError as exc:
+        raise _fail(str(exc)) from None
+    return print_mode_gate(rules, project_root=root)
 
 
 def _split_rules(values: list[str] | None) -> list[str]:
@@ -114,11 +123,131 @@ def _split_rules(values: list[str] | None) -> list[str]:
     return rules
 
 
+def _target_session(launch: Launch, store: SessionStore) -> str | None:
+    """Return the session to resume (None: a new one); raise on a bad choice."""
+    from aimon_cli._sessions_cli import most_recent
+
+    if launch.continue_last:
+        last = most_recent(store, launch.project_root)
+        if last is None:
+            raise _fail("no session to continue in this project; start one with: aimon", 1)
+        return str(last.id)
+    return launch.resume
+
+
+def _with_session_agent(launch: Launch, store: SessionStore, session_id: str | None) -> Launch:
+    """Resume a session with the agent it was made with, unless --agent says otherwise."""
+    from dataclasses import replace
+
+    from aimon_cli._sessions_cli import agent_of_session
+
+    if session_id is None or launch.runtime.agent is not None:
+        return launch
+    agent = agent_of_session(store, session_id)
+    return replace(launch, runtime=replace(launch.runtime, agent=agent))
+
+
+async def _open_live(launch: Launch, store: SessionStore, session_id: str | None,
+                     notices: list[str]) -> LiveSession:
+    """Build the runtime (imports the SDK, off the event loop) and open the session."""
+    from aimon_cli._setup import build_runtime, make_tool_context
+    from aimon_core.session import LiveSession
+
+    launch = _with_session_agent(launch, store, session_id)
+    runtime, more = await asyncio.to_thread(build_runtime, launch.runtime)
+    notices.extend(more)
+    context = make_tool_context(launch.project_root, agent_name=runtime.agent.name)
+    return await LiveSession.open(runtime, store, context, session_id=session_id)
+
+
+def _print_mode(launch: Launch, prompt: str | None, output_format: str,
+                max_iterations: int | None) -> int:
+    from aimon_cli._print import PrintJob, exit_code, read_prompt, run_print
+    from aimon_cli._sessions_cli import default_store
+    from aimon_core.session import SessionError
+
+    if launch.pick:
+        raise _fail("-r without a session id needs the interactive mode; pass the id with -p")
+    text = read_prompt(prompt, sys.stdin)
+    if not text:
+        raise _fail("no prompt: pass one after -p or pipe it on stdin")
+    store = default_store()
+    session_id = _target_session(launch, store)
+    job = PrintJob(prompt=text, output_format=output_format, max_iterations=max_iterations)
+
+    async def go() -> int:
+        notices: list[str] = []
+        live = await _open_live(launch, store, session_id, notices)
+        for notice in notices:
+            sys.stderr.write(f"aimon: {notice}\n")
+        try:
+            result = await run_print(job, live, sys.stdout, sys.stderr)
+        finally:
+            await live.close()
+            await live.runtime.client.aclose()
+        return exit_code(result)
+
+    try:
+        return asyncio.run(go())
+    except (SetupError, SessionError) as exc:
+        raise _fail(str(exc), 2 if isinstance(exc, SetupError) else 1) from None
+    except KeyboardInterrupt:
+        sys.stderr.write("aimon: interrupted\n")
+        return 130
+
+
+def _interactive(launch: Launch, prompt: str | None) -> int:
+    from aimon_cli._sessions_cli import default_store
+    from aimon_cli.repl import ReplOptions, run_repl
+    from aimon_core.session import LiveSession, SessionError, user_data_dir
+
+    store = default_store()
+    session_id = _target_session(launch, store)
+    if launch.pick:
+        from aimon_cli._picker import pick_session
+
+        recent = store.records.list(str(launch.project_root), limit=20)
+        session_id = asyncio.run(pick_session(recent))
+        if session_id is None:
+            return 0
+    opened: list[LiveSession] = []
+
+    async def open_session(wanted: str | None) -> LiveSession:
+        notices: list[str] = []
+        live = await _open_live(launch, store, wanted, notices)
+        for notice in notices:
+            sys.stderr.write(f"aimon: {notice}\n")
+        opened.append(live)
+        return live
+
+    options = ReplOptions(
+        project_root=launch.project_root, store=store, open_session=open_session,
+        session_id=session_id, initial_prompt=prompt,
+        history_file=user_data_dir() / "prompt-history",
+    )
+    try:
+        return asyncio.run(run_repl(options))
+    except (SetupError, SessionError) as exc:
+        raise _fail(str(exc), 2 if isinstance(exc, SetupError) else 1) from None
+
+
+def normalise_args(args: list[str]) -> list[str]:
+    """Let `-r`/`--resume` stand alone: without a session id after it, it means 'pick one'."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        out.append(arg)
+        if arg in ("-r", "--resume"):
+            following = args[i + 1] if i + 1 < len(args) else None
+            if following is None or following.startswith("-"):
+                out.append(_PICK)
+    return out
+
+
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand app or the root command."""
     if args and args[0] in SUBCOMMANDS:
-        from aimon_cli._subcommands import sessions_app
+        from aimon_cli._sessions_cli import sessions_app
 
         sessions_app(args[1:], prog_name="aimon sessions")
         return
-    root_app(args, prog_name="aimon")
+    root_app(normalise_args(args), prog_name="aimon")

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from aimon_core.agent import (
     AgentEvent,
-    AgentRuntime,
     AssistantMessageCompleted,
     AssistantTextDelta,
-    ExecutionBudget,
     ExecutionFinished,
-    ExecutionRequest,
     ExecutionResult,
-    Executor,
     ModelRetrying,
     ModelStreamRestarted,
     Notice,
@@ -25,7 +21,7 @@ from aimon_core.agent import (
     ToolCallStarted,
 )
 from aimon_core.llm import Message, Usage
-from aimon_core.tools import ToolContext
+from aimon_core.session import LiveSession, LiveSessionEvent
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -37,7 +33,6 @@ class PrintJob:
     prompt: str
     output_format: str
     max_iterations: int | None
-    session_id: str = ""
 
 
 class _StreamJson:
@@ -50,7 +45,7 @@ class _StreamJson:
         self.out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
         self.out.flush()
 
-    def __call__(self, event: AgentEvent) -> None:
+    def __call__(self, event: AgentEvent | object) -> None:
         match event:
             case AssistantTextDelta(text=text):
                 self.write({"type": "text_delta", "text": text})
@@ -146,42 +141,36 @@ def _read_available(stdin: TextIO) -> str:
     return stdin.read() if ready else ""
 
 
-async def run_print(
-    job: PrintJob,
-    runtime: AgentRuntime,
-    context: ToolContext,
-    out: TextIO,
-    err: TextIO,
-    history: tuple[Message, ...] = (),
-    on_message: Callable[[Message], None] | None = None,
-) -> ExecutionResult:
-    """Run one turn and write its output; return the result."""
+async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO
+                    ) -> ExecutionResult:
+    """Run one turn in the live session and write its output; return the result."""
+    runtime = live.runtime
     stream = _StreamJson(out) if job.output_format == "stream-json" else None
     if stream is not None:
-        stream.write({"type": "system", "subtype": "init", "session_id": job.session_id,
+        stream.write({"type": "system", "subtype": "init", "session_id": live.id,
                       "model": runtime.model, "provider": runtime.client.provider,
-                      "cwd": str(context.cwd), "tools": list(runtime.tools.names()),
+                      "cwd": str(live.project_root), "tools": list(runtime.tools.names()),
                       "agent": runtime.agent.name})
 
-    def on_event(event: AgentEvent) -> None:
+    def on_event(event: LiveSessionEvent) -> None:
         if stream is not None:
             stream(event)
         elif isinstance(event, ModelRetrying):
             err.write(f"aimon: {event.reason}; retrying in {event.delay:.1f} s "
                       f"(attempt {event.attempt})\n")
 
-    budget = ExecutionBudget(max_iterations=job.max_iterations or
-                             runtime.agent.max_iterations or 100)
-    request = ExecutionRequest(
-        prompt=Message.user(job.prompt), tool_context=context, history=history,
-        budget=budget, on_event=on_event,
-        **({"on_message": on_message} if on_message is not None else {}),
-    )
-    result = await Executor().execute(runtime, request)
+    budget = live.budget()
+    if job.max_iterations is not None:
+        budget = budget.with_overrides(max_iterations=job.max_iterations)
+    unsubscribe = live.subscribe(on_event)
+    try:
+        result = await live.submit(job.prompt, budget=budget)
+    finally:
+        unsubscribe()
     if stream is not None:
-        stream.write(result_json(result, job.session_id))
+        stream.write(result_json(result, live.id))
     elif job.output_format == "json":
-        out.write(json.dumps(result_json(result, job.session_id), ensure_ascii=False) + "\n")
+        out.write(json.dumps(result_json(result, live.id), ensure_ascii=False) + "\n")
     else:
         if result.text:
             out.write(result.text.rstrip() + "\n")

@@ -78,6 +78,8 @@ def build_runtime(options: RuntimeOptions) -> tuple[AgentRuntime, list[str]]:
             model=flags.model or agent.model.name,
             base_url=flags.base_url,
             env=os.environ,
+            # Tests and CI switch the local-server probe off so a stray Ollama cannot answer.
+            **({"probe_local": lambda: None} if os.environ.get("AIMON_NO_LOCAL_PROBE") else {}),
         )
     except ModelConfigError as exc:
         raise SetupError(exc.message) from exc

@@ -27,6 +27,17 @@ from aimon_core.session._lease import (
     SessionLeaseStore,
     default_holder,
 )
+from aimon_core.session._live import (
+    LiveSession,
+    LiveSessionClosedError,
+    LiveSessionEvent,
+    LiveSessionStatus,
+    SubmitOutcome,
+    TurnFinished,
+    TurnId,
+    TurnQueued,
+    TurnStarted,
+)
 from aimon_core.session._memory_store import MemorySessionRecordStore
 from aimon_core.session._paths import project_key, user_config_dir, user_data_dir
 from aimon_core.session._record import (
@@ -48,6 +59,10 @@ __all__ = [
     "FileSessionLeaseStore",
     "FileSessionRecordStore",
     "InvalidSessionIdError",
+    "LiveSession",
+    "LiveSessionClosedError",
+    "LiveSessionEvent",
+    "LiveSessionStatus",
     "MemorySessionLeaseStore",
     "MemorySessionRecordStore",
     "SessionCodecError",
@@ -67,6 +82,11 @@ __all__ = [
     "SessionTotals",
     "SessionTranscript",
     "StaleLeaseError",
+    "SubmitOutcome",
+    "TurnFinished",
+    "TurnId",
+    "TurnQueued",
+    "TurnStarted",
     "block_from_json",
     "block_to_json",
     "default_holder",

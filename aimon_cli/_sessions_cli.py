@@ -1,0 +1,139 @@
+"""`aimon sessions list|show|delete` and the helpers that find sessions for --resume."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from aimon_core.session import (
+    FileSessionLeaseStore,
+    FileSessionRecordStore,
+    SessionError,
+    SessionStore,
+    SessionSummary,
+    parse_session_id,
+    user_data_dir,
+)
+
+sessions_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                           help="List, show and delete stored sessions.",
+                           context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def default_store() -> SessionStore:
+    """Return the session store under the user data directory."""
+    base = user_data_dir()
+    return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+
+
+def agent_of_session(store: SessionStore, session_id: str) -> str | None:
+    """Return the agent name a stored session was made with, from its header line."""
+    records = store.records
+    if isinstance(records, FileSessionRecordStore):
+        try:
+            with records.path_of(parse_session_id(session_id)).open("rb") as handle:
+                header = json.loads(handle.readline())
+            ref = str(header.get("agent_ref", ""))
+        except (OSError, ValueError, SessionError):
+            return None
+    else:
+        try:
+            ref = records.load(parse_session_id(session_id)).agent_ref
+        except SessionError:
+            return None
+    return ref.removeprefix("agent:").split(":")[0] or None
+
+
+def most_recent(store: SessionStore, project_root: Path) -> SessionSummary | None:
+    """Return the newest session of this project, if any."""
+    found = store.records.list(str(project_root.resolve()), limit=1)
+    return found[0] if found else None
+
+
+def when(moment: datetime) -> str:
+    """Return a short local time for listings."""
+    local = moment.astimezone()
+    today = datetime.now(UTC).astimezone().date()
+    return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
+
+
+def summary_line(item: SessionSummary) -> str:
+    """Return one listing line."""
+    title = item.title or "(no prompt yet)"
+    return f"{item.id}  {when(item.updated_at):>16}  {item.message_count:>5} msgs  {title}"
+
+
+@sessions_app.command("list")
+def list_sessions(
+    all_projects: Annotated[bool, typer.Option("--all", help="Sessions of every project.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+) -> None:
+    """List recent sessions of this project (newest first)."""
+    store = default_store()
+    root = None if all_projects else str(Path.cwd().resolve())
+    items = store.records.list(root, limit=limit)
+    if not items:
+        typer.echo("No sessions yet." if all_projects else
+                   "No sessions in this project yet (try --all).")
+        return
+    for item in items:
+        line = summary_line(item)
+        typer.echo(f"{line}  [{item.project_root}]" if all_projects else line)
+
+
+@sessions_app.command("show")
+def show_session(session_id: str) -> None:
+    """Print a session's transcript."""
+    from aimon_cli._print import message_json
+
+    store = default_store()
+    try:
+        record = store.records.load(parse_session_id(session_id))
+    except SessionError as exc:
+        sys.stderr.write(f"aimon: {exc}\n")
+        raise typer.Exit(1) from None
+    totals = record.totals
+    typer.echo(f"session {record.id}  agent {record.agent_ref}  project {record.project_root}")
+    typer.echo(f"{totals.turns} turns, {totals.iterations} iterations, "
+               f"{totals.input_tokens + totals.output_tokens:,} tokens, ${totals.cost_usd:.4f}")
+    for warning in record.load_warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    for message in record.transcript.messages:
+        for block in message_json(message)["content"]:
+            typer.echo(_block_line(message.role, block))
+
+
+def _block_line(role: str, block: dict[str, object]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return f"\n{role}> {block['text']}"
+    if kind == "tool_use":
+        return f"  [tool {block['name']}] {json.dumps(block['input'], ensure_ascii=False)[:200]}"
+    if kind == "tool_result":
+        text = str(block.get("content", ""))
+        first = text.splitlines()[0][:160] if text else ""
+        mark = "error" if block.get("is_error") else "result"
+        return f"  [{mark}] {first}" + (" …" if len(text) > len(first) else "")
+    if kind == "thinking":
+        return "  [thinking]"
+    return f"  [{kind}]"
+
+
+@sessions_app.command("delete")
+def delete_session(session_id: str) -> None:
+    """Delete a stored session (refused while another aimon holds it)."""
+    store = default_store()
+    try:
+        sid = parse_session_id(session_id)
+        store.records.load(sid)
+        with store.leases.acquire(sid, "aimon sessions delete") as lease:
+            store.records.delete(sid, lease=lease)
+    except SessionError as exc:
+        sys.stderr.write(f"aimon: {exc}\n")
+        raise typer.Exit(1) from None
+    typer.echo(f"Deleted session {sid}.")

@@ -1,0 +1,153 @@
+"""Benchmark start-up, print-mode turns, per-iteration overhead and peak memory.
+
+Run:  .venv/bin/python bench/bench_loop.py [--runs N]
+Prints a Markdown table. Not a test: numbers depend on the machine; see docs/PERFORMANCE.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from aimon_core.testing import LoopbackModelServer, loads_script
+
+AIMON = str(Path(sys.executable).with_name("aimon"))
+
+
+def run_child(args: list[str], env: dict[str, str], cwd: str) -> tuple[float, int, str]:
+    """Run a command; return (wall seconds, peak RSS in MB, stderr)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {err}")
+    return wall, usage.ru_maxrss // 1024, err
+
+
+def bench_version(runs: int) -> tuple[list[float], int]:
+    times, peak = [], 0
+    with tempfile.TemporaryDirectory() as cwd:
+        for _ in range(runs):
+            wall, rss, _ = run_child([AIMON, "--version"], dict(os.environ), cwd)
+            times.append(wall)
+            peak = max(peak, rss)
+    return times, peak
+
+
+def bench_turn(provider: str, tool_calls: int, runs: int) -> tuple[list[float], int]:
+    times, peak = [], 0
+    for _ in range(runs):
+        responder: Any = loads_script({"echo_tools": tool_calls}) if tool_calls else \
+            loads_script([{"text": "done"}])
+        with LoopbackModelServer(responder) as server, tempfile.TemporaryDirectory() as cwd:
+            for i in range(5):
+                Path(cwd, f"doc{i}.md").write_text("# doc\n")
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+            if provider == "anthropic":
+                env.update(ANTHROPIC_API_KEY="bench", ANTHROPIC_BASE_URL=server.base_url)
+                model = "claude-sonnet-4-5"
+            else:
+                env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=server.openai_base_url)
+                model = "gpt-4.1"
+            args = [AIMON, "--provider", provider, "--model", model, "-p", "go",
+                    "--max-iterations", str(tool_calls + 5)]
+            wall, rss, _ = run_child(args, env, cwd)
+            times.append(wall)
+            peak = max(peak, rss)
+            if len(server.requests) != tool_calls + 1:
+                raise SystemExit(f"expected {tool_calls + 1} model calls, "
+                                 f"saw {len(server.requests)}")
+    return times, peak
+
+
+def bench_executor_overhead(iterations: int) -> float:
+    """Return ms per iteration of the loop itself: instant scripted model, no-op tool."""
+    from aimon_core.agent import (
+        AgentRuntime,
+        Environment,
+        ExecutionBudget,
+        ExecutionRequest,
+        Executor,
+        parse_agent,
+    )
+    from aimon_core.filesystem import LocalFileSystem
+    from aimon_core.llm import Message, reply, script
+    from aimon_core.shell import LocalShell
+    from aimon_core.tools import Tool, ToolContext, ToolInput, ToolRegistry, ToolResult
+    from aimon_core.tools._state import ToolState
+
+    async def noop(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
+        return ToolResult.ok("ok")
+
+    tool = Tool(name="Noop", description="does nothing",
+                input_schema={"type": "object", "properties": {"n": {"type": "integer"}},
+                              "additionalProperties": False}, run=noop, read_only=True)
+    steps: list[Any] = [reply("", ("Noop", {"n": i})) for i in range(iterations)]
+    steps.append(reply("done"))
+    agent = parse_agent("---\nname: bench\n---\nBench.\n")
+    runtime = AgentRuntime(agent=agent, client=script(*steps), model="bench",
+                           tools=ToolRegistry([tool]))
+    root = Path(tempfile.mkdtemp())
+    ctx = ToolContext(project_root=root, cwd=root, fs=LocalFileSystem(root), shell=LocalShell(),
+                      state=ToolState())
+    env = Environment(cwd=root, platform="bench", date="2026-01-01")
+    request = ExecutionRequest(prompt=Message.user("go"), tool_context=ctx, environment=env,
+                               budget=ExecutionBudget(max_iterations=iterations + 2))
+    # Warm up imports and the schema validator cache outside the measurement.
+    warm = AgentRuntime(agent=agent, client=script(reply("", ("Noop", {"n": 0})), reply("x")),
+                        model="bench", tools=ToolRegistry([tool]))
+    asyncio.run(Executor().execute(warm, request))
+    started = time.perf_counter()
+    result = asyncio.run(Executor().execute(runtime, request))
+    elapsed = time.perf_counter() - started
+    assert result.iterations == iterations + 1, result
+    return elapsed * 1000 / result.iterations
+
+
+def fmt(times: list[float]) -> str:
+    return f"{statistics.median(times) * 1000:.0f} ms (min {min(times) * 1000:.0f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    rows: list[tuple[str, str, str, str]] = []
+    times, rss = bench_version(args.runs * 4)
+    rows.append(("`aimon --version`", fmt(times), f"{rss} MB", "< 100 ms"))
+    turns: dict[tuple[str, int], list[float]] = {}
+    for provider in ("anthropic", "openai"):
+        for calls in (0, 50):
+            times, rss = bench_turn(provider, calls, args.runs)
+            turns[(provider, calls)] = times
+            what = "1 model call" if calls == 0 else f"{calls} tool calls ({calls + 1} model calls)"
+            rows.append((f"`aimon -p` {provider}, {what}", fmt(times), f"{rss} MB", "RSS < 150 MB"))
+    for provider in ("anthropic", "openai"):
+        per = (statistics.median(turns[(provider, 50)]) - statistics.median(turns[(provider, 0)]))
+        rows.append((f"per iteration incl. SDK + loopback HTTP + Glob, {provider}",
+                     f"{per * 1000 / 50:.1f} ms", "", ""))
+    per_iteration = bench_executor_overhead(500)
+    rows.append(("per-iteration framework overhead (executor, instant model, no-op tool)",
+                 f"{per_iteration:.2f} ms", "", "< 5 ms"))
+    print("| what | time | peak RSS | target |")
+    print("|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
