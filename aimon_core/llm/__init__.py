@@ -1,5 +1,6 @@
 """The model layer: provider-neutral messages, the LLMClient seam, providers and retries."""
 
+from aimon_core.llm._anthropic import AnthropicClient
 from aimon_core.llm._client import (
     LLMClient,
     ScriptedLLMClient,
@@ -47,8 +48,20 @@ from aimon_core.llm._messages import (
     ToolUseStarted,
     Usage,
 )
+from aimon_core.llm._models import DEFAULT_MODELS, ModelInfo, cost_usd, model_info
+from aimon_core.llm._openai import OpenAIClient
+from aimon_core.llm._retry import RetryingClient, RetryPolicy
+from aimon_core.llm._select import (
+    ProviderChoice,
+    choose_provider,
+    make_client,
+    ollama_models,
+    probe_ollama,
+)
 
 __all__ = [
+    "DEFAULT_MODELS",
+    "AnthropicClient",
     "ContentBlock",
     "DocumentBlock",
     "ImageBlock",
@@ -68,9 +81,14 @@ __all__ = [
     "LLMTimeoutError",
     "Message",
     "ModelConfigError",
+    "ModelInfo",
     "ModelSettings",
+    "OpenAIClient",
+    "ProviderChoice",
     "ResponseCompleted",
+    "RetryPolicy",
     "RetryScheduled",
+    "RetryingClient",
     "Role",
     "ScriptStep",
     "ScriptedLLMClient",
@@ -87,7 +105,13 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStarted",
     "Usage",
+    "choose_provider",
     "collect",
+    "cost_usd",
+    "make_client",
+    "model_info",
+    "ollama_models",
+    "probe_ollama",
     "reply",
     "script",
 ]

@@ -82,3 +82,6 @@ class LLMResponseError(LLMError):
 
 class ModelConfigError(LLMError):
     """No usable provider or model is configured."""
+
+    def __str__(self) -> str:
+        return self.message

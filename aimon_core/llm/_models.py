@@ -187,7 +187,7 @@ def model_info(name: str, provider: str | None = None) -> ModelInfo:
             best = info
     if best is None:
         return ModelInfo(
-            name=name, provider=provider or "openai", context_window=32 * _K, max_output_tokens=4096
+            name=name, provider=provider or "openai", context_window=32_768, max_output_tokens=4096
         )
     if provider is not None and provider != best.provider:
         # The same model behind another wire format (a Claude model through OpenRouter):

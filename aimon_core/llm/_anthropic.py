@@ -1,0 +1,408 @@
+"""The Anthropic Messages API client, on the `anthropic` SDK (imported lazily)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aimon_core.llm._client import collect
+from aimon_core.llm._errors import (
+    LLMConnectionError,
+    LLMError,
+    LLMResponseError,
+    LLMStreamError,
+    LLMTimeoutError,
+)
+from aimon_core.llm._messages import (
+    ContentBlock,
+    DocumentBlock,
+    ImageBlock,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ModelSettings,
+    ResponseCompleted,
+    StopReason,
+    StreamEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseStarted,
+    Usage,
+)
+from aimon_core.llm._models import ModelInfo, model_info
+from aimon_core.llm._retry import guard_idle, looks_like_quota, parse_tool_input, status_error
+
+if TYPE_CHECKING:
+    import anthropic
+
+PROVIDER = "anthropic"
+_EPHEMERAL = {"type": "ephemeral"}
+# Used when the request names no max_tokens (the API requires one).
+_DEFAULT_MAX_TOKENS = 32_000
+_MIN_THINKING_BUDGET = 1024
+
+_STOP_REASONS = {
+    "end_turn": StopReason.END,
+    "tool_use": StopReason.TOOL_USE,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "model_context_window_exceeded": StopReason.MAX_TOKENS,
+    "stop_sequence": StopReason.STOP_SEQUENCE,
+    "refusal": StopReason.REFUSAL,
+}
+
+
+class AnthropicClient:
+    """An LLMClient for the Anthropic Messages API (streaming; no retries of its own)."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        idle_timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        """Args:
+        idle_timeout: seconds a stream may stay silent before it counts as stalled.
+        """
+        import anthropic
+
+        self._idle_timeout = idle_timeout
+        self._sdk = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            # The idle guard fires first; the socket read timeout is only a backstop.
+            timeout=anthropic.Timeout(max(2 * idle_timeout, 30.0), connect=connect_timeout),
+        )
+
+    @property
+    def provider(self) -> str:
+        """Return "anthropic"."""
+        return PROVIDER
+
+    async def call(self, request: LLMRequest) -> LLMResponse:
+        """Run one call (streamed underneath, so long answers cannot hit HTTP timeouts)."""
+        return await collect(self.stream(request))
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one call; raise an LLMError unless the response arrived complete."""
+        params = request_params(request, model_info(request.model, PROVIDER))
+        try:
+            async with asyncio.timeout(self._idle_timeout):
+                events = await self._sdk.messages.create(**params, stream=True)
+        except Exception as exc:
+            error = _llm_error(exc, streaming=False)
+            if error is exc:
+                raise
+            raise error from exc
+        assembler = _Assembler()
+        guarded = guard_idle(events, self._idle_timeout, provider=PROVIDER)
+        try:
+            async for event in guarded:
+                for out in assembler.feed(event):
+                    yield out
+        except LLMError:
+            raise
+        except Exception as exc:
+            error = _llm_error(exc, streaming=True)
+            if error is exc:
+                raise
+            raise error from exc
+        finally:
+            # Runs on cancellation and on aclose() too: the HTTP response must not linger.
+            await guarded.aclose()
+            await events.close()
+        yield ResponseCompleted(response=assembler.finish())
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client."""
+        await self._sdk.close()
+
+
+# --- our request -> Messages API parameters -----------------------------------------------
+
+
+def request_params(request: LLMRequest, info: ModelInfo) -> dict[str, Any]:
+    """Translate a request into `messages.create` keyword arguments (caching included)."""
+    settings = request.settings
+    max_tokens = settings.max_tokens or min(info.max_output_tokens, _DEFAULT_MAX_TOKENS)
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_message_param(m) for m in request.messages],
+    }
+    # Three cache breakpoints (the API allows four): system, tools, and the newest message.
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+    if request.tools:
+        params["tools"] = [_tool_param(t) for t in request.tools]
+        params["tools"][-1]["cache_control"] = _EPHEMERAL
+    _mark_last_block(params["messages"])
+    thinking = _thinking_param(settings, info)
+    if thinking is not None:
+        params["thinking"] = thinking
+        budget = thinking.get("budget_tokens", 0)
+        if budget >= max_tokens:  # the budget is part of max_tokens and must fit below it
+            max_tokens = min(budget + _DEFAULT_MAX_TOKENS // 2, info.max_output_tokens)
+            thinking["budget_tokens"] = min(budget, max_tokens - 1)
+    elif settings.temperature is not None and info.accepts_temperature:
+        # The SDK no longer declares `temperature`; models that still accept it get it raw.
+        params["extra_body"] = {"temperature": settings.temperature}
+    if user_id := request.metadata.get("user_id"):
+        params["metadata"] = {"user_id": user_id}
+    params["max_tokens"] = max_tokens
+    return params
+
+
+def _thinking_param(settings: ModelSettings, info: ModelInfo) -> dict[str, Any] | None:
+    if not settings.thinking_budget or not info.supports_thinking:
+        return None
+    if info.adaptive_thinking:
+        return {"type": "adaptive"}
+    return {"type": "enabled", "budget_tokens": max(_MIN_THINKING_BUDGET, settings.thinking_budget)}
+
+
+def _tool_param(tool: ToolDefinition) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": dict(tool.input_schema),
+    }
+
+
+def _message_param(message: Message) -> dict[str, Any]:
+    content = [p for block in message.content if (p := _block_param(block)) is not None]
+    if not content:  # the API rejects empty content
+        content = [{"type": "text", "text": "(empty)"}]
+    return {"role": message.role, "content": content}
+
+
+def _block_param(block: ContentBlock) -> dict[str, Any] | None:
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text} if text else None
+        case ImageBlock():
+            return _image_param(block)
+        case DocumentBlock():
+            return _document_param(block)
+        case ToolUseBlock(id=tool_id, name=name, input=tool_input):
+            return {"type": "tool_use", "id": tool_id, "name": name, "input": dict(tool_input)}
+        case ToolResultBlock():
+            parts = [
+                _image_param(p) if isinstance(p, ImageBlock) else {"type": "text", "text": p.text}
+                for p in block.content
+                if isinstance(p, ImageBlock) or p.text
+            ]
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+            if parts:
+                result["content"] = parts
+            if block.is_error:
+                result["is_error"] = True
+            return result
+        case ThinkingBlock(redacted_data=str() as data):
+            return {"type": "redacted_thinking", "data": data}
+        case ThinkingBlock(signature=str() as signature, thinking=thinking):
+            return {"type": "thinking", "thinking": thinking, "signature": signature}
+        case ThinkingBlock():
+            return None  # unsigned thinking (from another provider) cannot be sent back
+    return None
+
+
+def _image_param(image: ImageBlock) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": image.media_type, "data": image.data}
+    return {"type": "image", "source": source}
+
+
+def _document_param(document: DocumentBlock) -> dict[str, Any]:
+    source: dict[str, Any]
+    if document.media_type.startswith("text/"):
+        text = base64.b64decode(document.data).decode("utf-8", errors="replace")
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        source = {"type": "base64", "media_type": document.media_type, "data": document.data}
+    param: dict[str, Any] = {"type": "document", "source": source}
+    if document.title:
+        param["title"] = document.title
+    return param
+
+
+def _mark_last_block(messages: list[dict[str, Any]]) -> None:
+    """Put a cache breakpoint on the newest message's last block that may carry one."""
+    if not messages:
+        return
+    for block in reversed(messages[-1]["content"]):
+        if block["type"] not in ("thinking", "redacted_thinking"):
+            block["cache_control"] = _EPHEMERAL
+            return
+
+
+# --- Messages API stream events -> our events and blocks ----------------------------------
+
+
+@dataclass(slots=True)
+class _Part:
+    """One content block while it streams."""
+
+    kind: str
+    chunks: list[str] = field(default_factory=list)
+    signature: str = ""
+    id: str = ""
+    name: str = ""
+
+    def block(self, stop: StopReason) -> ContentBlock | None:
+        text = "".join(self.chunks)
+        match self.kind:
+            case "text":
+                return TextBlock(text=text) if text else None
+            case "thinking":
+                return ThinkingBlock(thinking=text, signature=self.signature or None)
+            case "redacted_thinking":
+                return ThinkingBlock(thinking="", redacted_data=text)
+            case "tool_use":
+                tool_input, error = parse_tool_input(text, stop)
+                return ToolUseBlock(id=self.id, name=self.name, input=tool_input, input_error=error)
+        return None
+
+
+@dataclass(slots=True)
+class _Assembler:
+    """Turn raw Messages API stream events into our deltas and, at the end, a response."""
+
+    id: str = ""
+    model: str = ""
+    stop_reason: str | None = None
+    stopped: bool = False
+    usage: dict[str, int] = field(default_factory=dict)
+    parts: dict[int, _Part] = field(default_factory=dict)
+
+    def feed(self, event: anthropic.types.RawMessageStreamEvent) -> list[StreamEvent]:
+        """Take one stream event; return the deltas to show."""
+        match event.type:
+            case "message_start":
+                self.id, self.model = event.message.id, event.message.model
+                self._count(event.message.usage)
+            case "content_block_start":
+                return self._start(event.index, event.content_block)
+            case "content_block_delta":
+                return self._delta(event.index, event.delta)
+            case "message_delta":
+                self.stop_reason = event.delta.stop_reason or self.stop_reason
+                self._count(event.usage)
+            case "message_stop":
+                self.stopped = True
+        return []
+
+    def _start(self, index: int, block: Any) -> list[StreamEvent]:
+        match block.type:
+            case "text":
+                self.parts[index] = _Part("text", [block.text])
+                return [TextDelta(text=block.text)] if block.text else []
+            case "thinking":
+                self.parts[index] = _Part("thinking", [block.thinking], signature=block.signature)
+                return [ThinkingDelta(text=block.thinking)] if block.thinking else []
+            case "redacted_thinking":
+                self.parts[index] = _Part("redacted_thinking", [block.data])
+            case "tool_use":
+                self.parts[index] = _Part("tool_use", id=block.id, name=block.name)
+                return [ToolUseStarted(id=block.id, name=block.name)]
+        return []  # server tool blocks: we declare no server tools
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        part = self.parts.get(index)
+        if part is None:
+            return []
+        match delta.type:
+            case "text_delta":
+                part.chunks.append(delta.text)
+                return [TextDelta(text=delta.text)]
+            case "thinking_delta":
+                part.chunks.append(delta.thinking)
+                return [ThinkingDelta(text=delta.thinking)]
+            case "signature_delta":
+                part.signature += delta.signature
+            case "input_json_delta":
+                part.chunks.append(delta.partial_json)
+        return []
+
+    def _count(self, usage: Any) -> None:
+        for name in ("input_tokens", "output_tokens"):
+            if (value := getattr(usage, name, None)) is not None:
+                self.usage[name] = value
+        for name in ("cache_read_input_tokens", "cache_creation_input_tokens"):
+            if (value := getattr(usage, name, None)) is not None:
+                self.usage[name] = value
+
+    def finish(self) -> LLMResponse:
+        """Return the complete response, or raise LLMStreamError if message_stop never came."""
+        if not self.stopped:
+            raise LLMStreamError("the stream ended before message_stop", provider=PROVIDER)
+        stop = _STOP_REASONS.get(self.stop_reason or "", StopReason.OTHER)
+        content = tuple(
+            block
+            for _, part in sorted(self.parts.items())
+            if (block := part.block(stop)) is not None
+        )
+        usage = Usage(
+            input_tokens=self.usage.get("input_tokens", 0),
+            output_tokens=self.usage.get("output_tokens", 0),
+            cache_read_tokens=self.usage.get("cache_read_input_tokens", 0),
+            cache_write_tokens=self.usage.get("cache_creation_input_tokens", 0),
+        )
+        return LLMResponse(
+            id=self.id, model=self.model, content=content, stop_reason=stop, usage=usage
+        )
+
+
+# --- SDK exceptions -> LLMError ------------------------------------------------------------
+
+
+def _llm_error(exc: Exception, *, streaming: bool) -> Exception:
+    """Map an SDK or transport exception to an LLMError; return anything else (a bug) as is."""
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_error(exc)
+    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException | TimeoutError):
+        return LLMTimeoutError(f"the request timed out: {exc}", provider=PROVIDER)
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+        # Mid-stream the SDK lets transport errors (a dropped connection) escape unwrapped.
+        kind = LLMStreamError if streaming else LLMConnectionError
+        return kind(f"the connection failed: {exc!r}", provider=PROVIDER)
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return LLMResponseError(str(exc), provider=PROVIDER, status=exc.status_code)
+    return exc
+
+
+def _status_error(exc: anthropic.APIStatusError) -> LLMError:
+    kind = exc.type or ""
+    message = exc.api_message or exc.message
+    if exc.status_code < 400:
+        # An `event: error` inside a 200 stream: the whole response is lost.
+        text = f"the stream reported {kind or 'an error'}: {message}"
+        return LLMStreamError(text, provider=PROVIDER)
+    import anthropic
+
+    spend_cap = (
+        anthropic.ContractSpendLimitReachedError,
+        anthropic.EnforcedSpendLimitReachedError,
+        anthropic.LinkedOrganizationSpendLimitReachedError,
+        anthropic.LinkedOrganizationBillingUnavailableError,
+    )
+    quota = isinstance(exc, spend_cap) or looks_like_quota(kind, exc.error_code, exc.api_message)
+    return status_error(
+        exc.status_code,
+        f"{kind}: {message}" if kind else message,
+        provider=PROVIDER,
+        headers=exc.response.headers,
+        quota=quota,
+        overloaded=kind == "overloaded_error",
+    )

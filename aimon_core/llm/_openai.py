@@ -1,0 +1,382 @@
+"""The OpenAI Chat Completions client, on the `openai` SDK (imported lazily).
+
+It also serves OpenAI-compatible servers (Ollama, vLLM, OpenRouter) through `base_url`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aimon_core.llm._client import collect
+from aimon_core.llm._errors import (
+    LLMConnectionError,
+    LLMError,
+    LLMQuotaError,
+    LLMResponseError,
+    LLMStreamError,
+    LLMTimeoutError,
+)
+from aimon_core.llm._messages import (
+    DocumentBlock,
+    ImageBlock,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ResponseCompleted,
+    StopReason,
+    StreamEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseStarted,
+    Usage,
+)
+from aimon_core.llm._models import ModelInfo, model_info
+from aimon_core.llm._retry import guard_idle, looks_like_quota, parse_tool_input, status_error
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletionChunk
+
+PROVIDER = "openai"
+
+_FINISH_REASONS = {
+    "stop": StopReason.END,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+    "content_filter": StopReason.REFUSAL,
+}
+
+
+class OpenAIClient:
+    """An LLMClient for OpenAI Chat Completions and compatible servers (no retries of its own)."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        idle_timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        """Args:
+        idle_timeout: seconds a stream may stay silent before it counts as stalled.
+        """
+        import openai
+
+        self._idle_timeout = idle_timeout
+        self._sdk = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            # The idle guard fires first; the socket read timeout is only a backstop.
+            timeout=openai.Timeout(max(2 * idle_timeout, 30.0), connect=connect_timeout),
+        )
+
+    @property
+    def provider(self) -> str:
+        """Return "openai"."""
+        return PROVIDER
+
+    async def call(self, request: LLMRequest) -> LLMResponse:
+        """Run one call (streamed underneath, so a stalled server is noticed)."""
+        return await collect(self.stream(request))
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one call; raise an LLMError unless the response arrived complete."""
+        params = request_params(request, model_info(request.model, PROVIDER))
+        try:
+            async with asyncio.timeout(self._idle_timeout):
+                chunks = await self._sdk.chat.completions.create(**params)
+        except Exception as exc:
+            error = _llm_error(exc, streaming=False)
+            if error is exc:
+                raise
+            raise error from exc
+        assembler = _Assembler()
+        guarded = guard_idle(chunks, self._idle_timeout, provider=PROVIDER)
+        try:
+            async for chunk in guarded:
+                for out in assembler.feed(chunk):
+                    yield out
+        except LLMError:
+            raise
+        except Exception as exc:
+            error = _llm_error(exc, streaming=True)
+            if error is exc:
+                raise
+            raise error from exc
+        finally:
+            # Runs on cancellation and on aclose() too: the HTTP response must not linger.
+            await guarded.aclose()
+            await chunks.close()
+        yield ResponseCompleted(response=assembler.finish())
+
+    async def aclose(self) -> None:
+        """Close the SDK's HTTP client."""
+        await self._sdk.close()
+
+
+# --- our request -> Chat Completions parameters -------------------------------------------
+
+
+def request_params(request: LLMRequest, info: ModelInfo) -> dict[str, Any]:
+    """Translate a request into `chat.completions.create` keyword arguments."""
+    settings = request.settings
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        messages.extend(_message_params(message))
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.input_schema),
+                },
+            }
+            for t in request.tools
+        ]
+    if settings.max_tokens is not None:
+        key = "max_completion_tokens" if info.uses_max_completion_tokens else "max_tokens"
+        params[key] = settings.max_tokens
+    if settings.temperature is not None and info.accepts_temperature:
+        params["temperature"] = settings.temperature
+    if settings.thinking_budget and info.supports_thinking:
+        params["reasoning_effort"] = _effort(settings.thinking_budget)
+    return params
+
+
+def _effort(budget: int) -> str:
+    if budget < 4096:
+        return "low"
+    return "medium" if budget < 16384 else "high"
+
+
+def _message_params(message: Message) -> list[dict[str, Any]]:
+    """Translate one message; a user message with tool results becomes several."""
+    if message.role == "assistant":
+        return [_assistant_param(message)]
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for block in message.content:
+        match block:
+            case ToolResultBlock():
+                # Tool messages hold text only: their images go into the user message after.
+                out.append(_tool_param(block))
+                images = [_image_part(p) for p in block.content if isinstance(p, ImageBlock)]
+                if images:
+                    note = f"Images from the result of tool call {block.tool_use_id}:"
+                    parts += [{"type": "text", "text": note}, *images]
+            case TextBlock(text=text) if text:
+                parts.append({"type": "text", "text": text})
+            case ImageBlock():
+                parts.append(_image_part(block))
+            case DocumentBlock():
+                parts.append(_document_part(block))
+    if parts:
+        plain = all(p["type"] == "text" for p in parts)
+        content: Any = "\n\n".join(p["text"] for p in parts) if plain else parts
+        out.append({"role": "user", "content": content})
+    return out
+
+
+def _assistant_param(message: Message) -> dict[str, Any]:
+    # Thinking blocks are dropped: Chat Completions has no place for them.
+    param: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+    if message.tool_uses:
+        param["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(dict(call.input))},
+            }
+            for call in message.tool_uses
+        ]
+    elif param["content"] is None:
+        param["content"] = ""
+    return param
+
+
+def _tool_param(result: ToolResultBlock) -> dict[str, Any]:
+    text = result.text
+    if not text and any(isinstance(p, ImageBlock) for p in result.content):
+        text = "(the result is the image(s) in the next message)"
+    if result.is_error:
+        text = f"Error: {text}"
+    return {"role": "tool", "tool_call_id": result.tool_use_id, "content": text}
+
+
+def _image_part(image: ImageBlock) -> dict[str, Any]:
+    url = f"data:{image.media_type};base64,{image.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _document_part(document: DocumentBlock) -> dict[str, Any]:
+    if document.media_type.startswith("text/"):
+        text = base64.b64decode(document.data).decode("utf-8", errors="replace")
+        title = f"{document.title}:\n" if document.title else ""
+        return {"type": "text", "text": title + text}
+    data = f"data:{document.media_type};base64,{document.data}"
+    return {"type": "file", "file": {"filename": document.title or "document", "file_data": data}}
+
+
+# --- Chat Completions chunks -> our events and blocks -------------------------------------
+
+
+@dataclass(slots=True)
+class _Call:
+    """One tool call while its arguments stream."""
+
+    id: str
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    announced: bool = False
+
+
+@dataclass(slots=True)
+class _Assembler:
+    """Turn streamed chunks into our deltas and, at the end, a response."""
+
+    id: str = ""
+    model: str = ""
+    finish_reason: str | None = None
+    text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    calls: dict[int, _Call] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+
+    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
+        """Take one chunk; return the deltas to show."""
+        self.id, self.model = chunk.id or self.id, chunk.model or self.model
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        out: list[StreamEvent] = []
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            # Some servers (vLLM, DeepSeek, Ollama, OpenRouter) stream reasoning as an extra field.
+            reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                delta, "reasoning", None
+            )
+            if isinstance(reasoning, str) and reasoning:
+                self.thinking.append(reasoning)
+                out.append(ThinkingDelta(text=reasoning))
+            if delta.content:
+                self.text.append(delta.content)
+                out.append(TextDelta(text=delta.content))
+            for call in delta.tool_calls or ():
+                out.extend(self._call_delta(call))
+            self.finish_reason = choice.finish_reason or self.finish_reason
+        return out
+
+    def _call_delta(self, delta: Any) -> list[StreamEvent]:
+        index = delta.index if isinstance(delta.index, int) else self._index_for(delta.id)
+        call = self.calls.setdefault(index, _Call(id=delta.id or f"call_{index}"))
+        if delta.id:
+            call.id = delta.id
+        if delta.function is not None:
+            call.name += delta.function.name or ""
+            call.arguments.append(delta.function.arguments or "")
+        if call.name and not call.announced:
+            call.announced = True
+            return [ToolUseStarted(id=call.id, name=call.name)]
+        return []
+
+    def _index_for(self, call_id: str | None) -> int:
+        """Place a tool call delta that lacks an index: by its id, else on the latest call."""
+        for index, call in self.calls.items():
+            if call_id and call.id == call_id:
+                return index
+        return len(self.calls) if call_id or not self.calls else max(self.calls)
+
+    def finish(self) -> LLMResponse:
+        """Return the complete response, or raise LLMStreamError if no finish_reason came."""
+        if self.finish_reason is None:
+            raise LLMStreamError("the stream ended without a finish_reason", provider=PROVIDER)
+        stop = _FINISH_REASONS.get(self.finish_reason, StopReason.OTHER)
+        if self.calls and stop is StopReason.END:
+            stop = StopReason.TOOL_USE  # some servers say "stop" after tool calls
+        content: list[TextBlock | ThinkingBlock | ToolUseBlock] = []
+        if self.thinking:
+            content.append(ThinkingBlock(thinking="".join(self.thinking)))
+        if text := "".join(self.text):
+            content.append(TextBlock(text=text))
+        for _, call in sorted(self.calls.items()):
+            tool_input, error = parse_tool_input("".join(call.arguments), stop)
+            content.append(
+                ToolUseBlock(id=call.id, name=call.name, input=tool_input, input_error=error)
+            )
+        return LLMResponse(
+            id=self.id, model=self.model, content=tuple(content), stop_reason=stop, usage=self.usage
+        )
+
+
+def _usage(usage: Any) -> Usage:
+    """Count cached prompt tokens apart, so that input_tokens means uncached input."""
+    details = usage.prompt_tokens_details
+    cached = (details and details.cached_tokens) or 0
+    written = (details and getattr(details, "cache_write_tokens", None)) or 0
+    return Usage(
+        input_tokens=max(0, (usage.prompt_tokens or 0) - cached - written),
+        output_tokens=usage.completion_tokens or 0,
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+# --- SDK exceptions -> LLMError ------------------------------------------------------------
+
+
+def _llm_error(exc: Exception, *, streaming: bool) -> Exception:
+    """Map an SDK or transport exception to an LLMError; return anything else (a bug) as is."""
+    import httpx2
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc)
+    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException | TimeoutError):
+        return LLMTimeoutError(f"the request timed out: {exc}", provider=PROVIDER)
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+        kind = LLMStreamError if streaming else LLMConnectionError
+        return kind(f"the connection failed: {exc!r}", provider=PROVIDER)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return LLMResponseError(str(exc), provider=PROVIDER, status=exc.status_code)
+    if isinstance(exc, openai.APIError):
+        # An error object inside a 200 stream: the whole response is lost.
+        if looks_like_quota(exc.code, exc.type, exc.message):
+            return LLMQuotaError(exc.message, provider=PROVIDER)
+        return LLMStreamError(f"the stream reported an error: {exc.message}", provider=PROVIDER)
+    return exc
+
+
+def _status_error(exc: openai.APIStatusError) -> LLMError:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    text = body.get("message") if isinstance(body.get("message"), str) else exc.message
+    code = exc.code or exc.type or ""
+    message = f"{code}: {text}" if code else str(text)
+    return status_error(
+        exc.status_code,
+        message,
+        provider=PROVIDER,
+        headers=exc.response.headers,
+        quota=looks_like_quota(exc.code, exc.type, text),
+        overloaded=exc.status_code == 529 or "overloaded" in (exc.type or ""),
+    )

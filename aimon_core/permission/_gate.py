@@ -1,0 +1,74 @@
+"""The print-mode tool gate: rules decide; what no rule allows is refused, never asked."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from aimon_core.agent import GateVerdict, ToolGate
+from aimon_core.permission._matcher import evaluate_command, evaluate_tool
+from aimon_core.permission._paths import evaluate_path
+from aimon_core.permission._rules import Decision, PermissionRules, Verdict
+from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
+
+
+def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
+           project_root: Path) -> Decision:
+    """Return the rules' decision on one call; ASK when no rule and no default allows it."""
+    whole = evaluate_tool(tool.name, rules)
+    if whole is not None and whole.verdict is Verdict.DENY:
+        return whole
+    match tool.subject:
+        case CommandSubject(param=param):
+            command = tool_input.get(param)
+            if not isinstance(command, str):
+                return Decision(verdict=Verdict.ASK, reason="no command given")
+            return evaluate_command(command, rules, tool=tool.name)
+        case PathSubject(param=param):
+            path = tool_input.get(param)
+            if isinstance(path, str) and path:
+                decision = evaluate_path(tool.name, path, rules, project_root=project_root)
+                if decision.verdict is not Verdict.ASK:
+                    return decision
+        case _:
+            pass
+    if whole is not None:
+        return whole
+    if tool.read_only:
+        return Decision(verdict=Verdict.ALLOW, reason=f"{tool.name} is read-only")
+    return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool.name}")
+
+
+def _hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    if isinstance(tool.subject, CommandSubject):
+        command = str(tool_input.get(tool.subject.param, "")).split()
+        program = command[0] if command else "COMMAND"
+        return f'--allowed-tools "{tool.name}({program}:*)"'
+    return f'--allowed-tools "{tool.name}"'
+
+
+def print_mode_gate(rules: PermissionRules, *, project_root: Path) -> ToolGate:
+    """Return a gate for runs without a person to ask: ASK becomes a refusal with a hint."""
+
+    async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext) -> GateVerdict:
+        decision = decide(tool, tool_input, rules, project_root)
+        if decision.verdict is Verdict.ALLOW:
+            return GateVerdict(allowed=True, decided_by=decision.rule or decision.reason)
+        if decision.verdict is Verdict.DENY:
+            return GateVerdict(
+                allowed=False,
+                message=f"Permission denied: {decision.reason}. Do not retry this call.",
+                decided_by=decision.rule or decision.reason,
+            )
+        return GateVerdict(
+            allowed=False,
+            message=(
+                f"Permission needed: {decision.reason}, and print mode cannot ask the user. "
+                f"The user can allow it by running aimon with {_hint(tool, tool_input)}. "
+                "Continue without it if you can, or say what you need."
+            ),
+            decided_by="print mode",
+        )
+
+    return gate

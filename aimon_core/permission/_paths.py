@@ -1,0 +1,186 @@
+"""Match file paths against path rules such as ``Read(/tmp/**)`` or ``Edit(src/**)``.
+
+Glob syntax: ``*`` and ``?`` stay inside one path segment, ``**`` crosses segments
+(``a/**/b`` also matches ``a/b``; a trailing ``/**`` also matches the directory itself),
+``[...]`` is a character class, a trailing ``/`` means ``/**``.
+
+Where a pattern is anchored:
+
+- ``//abs/path`` is absolute, ``~/x`` is under the home directory;
+- ``x``, ``./x`` and ``**/x`` are relative to the project root (not the shell's cwd);
+- ``/x`` is absolute when its first segment exists at the filesystem root (``/tmp/**``,
+  ``/etc/**``), otherwise relative to the project root (``/src/**``). Deny and ask rules
+  take both readings, and a pattern starting with ``**/`` matches at any depth anywhere.
+
+The target path is expanded (``~``), joined to ``cwd`` (or the project root) and resolved
+with ``os.path.realpath`` before matching, so ``src/../../etc/passwd`` and symlinks pointing
+out of ``src`` do not match ``Edit(src/**)``. An allow rule must match the resolved path. A
+deny or ask rule matches the resolved or the merely normalised path, or any parent
+directory of either, so ``Read(secrets)`` also covers ``secrets/key``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from aimon_core.permission._rules import (
+    PATH_TOOLS,
+    Decision,
+    PermissionRules,
+    Rule,
+    Verdict,
+    describe,
+    governs,
+)
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Anchored:
+    """A glob below a literal directory prefix."""
+
+    prefix: str
+    glob: str
+
+
+def evaluate_path(
+    tool: str,
+    path: str,
+    rules: PermissionRules,
+    *,
+    project_root: Path,
+    cwd: Path | None = None,
+) -> Decision:
+    """Decide whether ``tool`` may touch ``path``; ASK when no rule allows it."""
+    if "\x00" in path:
+        return Decision(verdict=Verdict.DENY, reason="path contains a NUL byte")
+    root = _clean(os.path.realpath(project_root))
+    joined = str(Path(cwd or project_root).absolute() / _expand_user(path))
+    lexical = _clean(os.path.normpath(joined))
+    real = _clean(os.path.realpath(joined))
+    broad_targets = {*_with_parents(lexical), *_with_parents(real)}
+    for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask)):
+        for rule in group:
+            if _applies(rule, tool) and (
+                rule.specifier is None
+                or any(_matches(rule.specifier, t, root, broad=True) for t in broad_targets)
+            ):
+                return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    for rule in rules.allow:
+        if _applies(rule, tool) and (
+            rule.specifier is None or _matches(rule.specifier, real, root, broad=False)
+        ):
+            return Decision(verdict=Verdict.ALLOW, reason=describe(Verdict.ALLOW, rule),
+                            rule=rule.text)
+    return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool} on {real}")
+
+
+def _expand_user(path: str) -> str:
+    # Path.expanduser raises for an unknown `~user`; os.path leaves such a path alone.
+    return os.path.expanduser(path)  # noqa: PTH111
+
+
+def _applies(rule: Rule, tool: str) -> bool:
+    if not governs(rule.tool, tool):
+        return False
+    return rule.specifier is None or rule.tool in PATH_TOOLS
+
+
+def _clean(path: str) -> str:
+    # POSIX keeps a leading `//`; it means the same directory as `/` on Linux and macOS.
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def _with_parents(path: str) -> list[str]:
+    out = [path]
+    while (parent := str(Path(out[-1]).parent)) != out[-1]:
+        out.append(parent)
+    return out
+
+
+def _matches(specifier: str, target: str, root: str, *, broad: bool) -> bool:
+    return any(
+        regex.fullmatch(target) for regex in _compiled(specifier, root, broad)
+    )
+
+
+def _compiled(specifier: str, root: str, broad: bool) -> tuple[re.Pattern[str], ...]:
+    # Not cached: anchoring and resolution read the filesystem, which may change.
+    anchored = _anchor(specifier, root, broad=broad)
+    variants = [*anchored, *filter(None, map(_resolved_variant, anchored))]
+    return tuple(
+        re.compile(re.escape(a.prefix) + glob_to_regex(a.glob)) for a in dict.fromkeys(variants)
+    )
+
+
+def _anchor(specifier: str, root: str, *, broad: bool) -> list[_Anchored]:
+    spec = specifier + "**" if specifier.endswith("/") else specifier
+    if spec.startswith("//"):
+        return [_Anchored(prefix="", glob="/" + spec.lstrip("/"))]
+    if spec == "~" or spec.startswith("~/"):
+        return [_Anchored(prefix=_expand_user("~"), glob=spec[1:])]
+    if spec.startswith("/"):
+        absolute = _Anchored(prefix="", glob=spec)
+        relative = _Anchored(prefix=root, glob=spec)
+        if broad:
+            return [absolute, relative]
+        first = spec.split("/")[1]
+        is_absolute = not _GLOB_CHARS & set(first) and os.path.lexists("/" + first)
+        return [absolute if is_absolute else relative]
+    while spec.startswith("./"):
+        spec = spec[2:]
+    anchored = [_Anchored(prefix=root, glob="/" + spec)]
+    if broad and spec.startswith("**/"):
+        anchored.append(_Anchored(prefix="", glob="/" + spec))
+    return anchored
+
+
+def _resolved_variant(anchored: _Anchored) -> _Anchored | None:
+    """Return the pattern with its literal leading directories resolved, if that differs."""
+    parts = anchored.glob.split("/")
+    cut = next((i for i, part in enumerate(parts) if _GLOB_CHARS & set(part)), len(parts))
+    literal = anchored.prefix + "/".join(parts[:cut])
+    if not literal:
+        return None
+    real = os.path.realpath(literal)
+    if real == literal:
+        return None
+    rest = "/".join(parts[cut:])
+    return _Anchored(prefix=real, glob="/" + rest if rest else "")
+
+
+def glob_to_regex(glob: str) -> str:
+    """Translate a path glob to a regex where only ``**`` crosses ``/``."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("/**/", i):
+            out.append("(?:/.*)?/")
+            i += 4
+        elif glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append("(?:/.*)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and (end := glob.find("]", i + 2)) != -1:
+            body = glob[i + 1 : end]
+            negate = body[:1] in {"!", "^"}
+            body = body[1:] if negate else body
+            members = re.escape(body).replace("\\-", "-")
+            out.append(f"(?!/)[{'^' if negate else ''}{members}]")
+            i = end + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)

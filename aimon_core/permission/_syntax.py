@@ -1,0 +1,102 @@
+"""The values a parsed Bash command is made of, and word-level decoding helpers."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+COULD_NOT_PARSE = "could not parse"
+UNUSUAL_CHARACTERS = "unusual characters"
+
+_ANSI_C = {
+    "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+    "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
+}
+_ANSI_C_CODE = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Redirect:
+    """One redirection such as ``2>&1`` or ``> out.txt``."""
+
+    op: str
+    target: str
+    fd: str | None = None
+    dynamic: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimpleCommand:
+    """One simple command: its words, leading assignments and redirections."""
+
+    argv: tuple[str, ...]
+    assignments: tuple[str, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    dynamic: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedCommand:
+    """Every simple command found anywhere in a command line, and its risky constructs."""
+
+    commands: tuple[SimpleCommand, ...]
+    risky: tuple[str, ...]
+
+
+def has_unusual_characters(text: str) -> bool:
+    """Tell whether ``text`` holds control, zero-width, bidi or other format characters."""
+    return any(
+        unicodedata.category(ch) in {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+        for ch in text
+        if ch not in "\t\n"
+    )
+
+
+def unescape(raw: str, *, quoted: bool) -> str:
+    """Remove backslash quoting the way bash does outside (or inside) double quotes."""
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            if nxt == "\n":
+                pass
+            elif not quoted or nxt in '$`"\\':
+                out.append(nxt)
+            else:
+                out.append(ch + nxt)
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def decode_ansi_c(body: str) -> str:
+    """Decode the escapes of a ``$'...'`` string."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ANSI_C:
+            out.append(_ANSI_C[nxt])
+            i += 2
+        elif nxt == "c" and i + 2 < len(body):
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        elif code := _ANSI_C_CODE.match(body, i + 1):
+            digits = code.group()
+            value = int(digits, 8) if digits[0].isdigit() else int(digits[1:], 16)
+            out.append(chr(min(value, 0x10FFFF)))
+            i = code.end()
+        else:
+            out.append(ch + nxt)
+            i += 2
+    return "".join(out)
