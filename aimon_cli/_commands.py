@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from aimon_core.agent import ToolGate
     from aimon_core.session import LiveSession, SessionStore
 
-root_app = typer.Typer(add_completion=False, rich_markup_mode=None)
+root_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                       pretty_exceptions_show_locals=False)
 
 SUBCOMMANDS = ("sessions",)
 _PICK = "__pick__"

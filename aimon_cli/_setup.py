@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aimon_core.agent import (
     AgentDefinition,
@@ -16,6 +17,9 @@ from aimon_core.agent import (
 )
 from aimon_core.llm import ModelSettings
 from aimon_core.tools import ToolContext
+
+if TYPE_CHECKING:
+    from aimon_core.llm import ProviderChoice
 
 
 class SetupError(Exception):
@@ -75,7 +79,7 @@ def build_runtime(options: RuntimeOptions) -> tuple[AgentRuntime, list[str]]:
     try:
         choice = choose_provider(
             provider=flags.provider,
-            model=flags.model or agent.model.name,
+            model=flags.model,
             base_url=flags.base_url,
             env=os.environ,
             # Tests and CI switch the local-server probe off so a stray Ollama cannot answer.
@@ -83,6 +87,7 @@ def build_runtime(options: RuntimeOptions) -> tuple[AgentRuntime, list[str]]:
         )
     except ModelConfigError as exc:
         raise SetupError(exc.message) from exc
+    choice = _agent_model(choice, agent, flags)
     if choice.detected_local:
         notices.append(
             f"No API key configured: using the local model server at {choice.base_url} "
@@ -103,6 +108,19 @@ def build_runtime(options: RuntimeOptions) -> tuple[AgentRuntime, list[str]]:
         **({"gate": options.gate} if options.gate is not None else {}),
     )
     return runtime, notices
+
+
+def _agent_model(choice: ProviderChoice, agent: AgentDefinition, flags: ModelOptions
+                 ) -> ProviderChoice:
+    """Use the agent's model as a fallback: a flag or AIMON_MODEL wins, and so does the provider."""
+    wanted = agent.model.name
+    if wanted is None or flags.model or os.environ.get("AIMON_MODEL") or choice.detected_local:
+        return choice
+    implied = "anthropic" if wanted.startswith("claude") else (
+        "openai" if wanted.startswith(("gpt", "o3", "o4")) else None)
+    if implied not in (None, choice.provider):
+        return choice
+    return replace(choice, model=wanted)
 
 
 def make_tool_context(

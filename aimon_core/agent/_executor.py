@@ -331,6 +331,6 @@ def _settings(runtime: AgentRuntime) -> ModelSettings:
 
 
 def _cost(model: str, provider: str, usage: Usage) -> float:
-    from aimon_core.llm._models import cost_usd, model_info
+    from aimon_core.llm import cost_usd, model_info
 
     return cost_usd(usage, model_info(model, provider))

@@ -23,9 +23,7 @@ class PathError(ValueError):
 class PathValidator:
     """Resolve paths against a working directory and keep them inside the allowed roots."""
 
-    def __init__(
-        self, roots: Iterable[Path], *, windows_names: bool = os.name == "nt"
-    ) -> None:
+    def __init__(self, roots: Iterable[Path], *, windows_names: bool = os.name == "nt") -> None:
         self.roots = tuple(Path(os.path.realpath(r)) for r in roots)
         if not self.roots:
             raise ValueError("PathValidator needs at least one root")
@@ -39,8 +37,7 @@ class PathValidator:
         """
         text = os.fspath(path)
         self._check_text(text)
-        expanded = os.path.expanduser(text)
-        joined = os.path.normpath(os.path.join(cwd, expanded))
+        joined = os.path.normpath(Path(cwd) / Path(text).expanduser())
         real = Path(os.path.realpath(joined))
         if self._inside(real):
             return real
@@ -64,9 +61,7 @@ class PathValidator:
         if self._windows_names:
             for part in re.split(r"[\\/]", text):
                 if _WINDOWS_DEVICE.match(part.rstrip(" .")):
-                    raise PathError(
-                        path=text, reason=f"{part!r} is a reserved Windows device name"
-                    )
+                    raise PathError(path=text, reason=f"{part!r} is a reserved Windows device name")
 
     def _inside(self, path: Path) -> bool:
         return any(path == root or path.is_relative_to(root) for root in self.roots)

@@ -44,7 +44,6 @@ from aimon_core.llm._retry import guard_idle, looks_like_quota, parse_tool_input
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletionChunk
 
 PROVIDER = "openai"
 
@@ -92,21 +91,32 @@ class OpenAIClient:
         return await collect(self.stream(request))
 
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one call; raise an LLMError unless the response arrived complete."""
+        """Stream one call; raise an LLMError unless the response arrived complete.
+
+        The SDK sends the request and maps HTTP errors; the SSE body is read here, because
+        the SDK's stream iterator ends the same way whether or not `data: [DONE]` arrived,
+        and a stream cut before [DONE] must count as failed.
+        """
         params = request_params(request, model_info(request.model, PROVIDER))
+        manager = self._sdk.chat.completions.with_streaming_response.create(**params)
         try:
             async with asyncio.timeout(self._idle_timeout):
-                chunks = await self._sdk.chat.completions.create(**params)
+                response = await manager.__aenter__()
         except Exception as exc:
             error = _llm_error(exc, streaming=False)
             if error is exc:
                 raise
             raise error from exc
         assembler = _Assembler()
-        guarded = guard_idle(chunks, self._idle_timeout, provider=PROVIDER)
+        events = guard_idle(_sse_data(response.iter_lines()), self._idle_timeout,
+                            provider=PROVIDER)
+        done = False
         try:
-            async for chunk in guarded:
-                for out in assembler.feed(chunk):
+            async for data in events:
+                if data.startswith("[DONE]"):
+                    done = True
+                    break
+                for out in assembler.feed(_chunk(data)):
                     yield out
         except LLMError:
             raise
@@ -117,8 +127,10 @@ class OpenAIClient:
             raise error from exc
         finally:
             # Runs on cancellation and on aclose() too: the HTTP response must not linger.
-            await guarded.aclose()
-            await chunks.close()
+            await events.aclose()
+            await manager.__aexit__(None, None, None)
+        if not done:
+            raise LLMStreamError("the stream ended before data: [DONE]", provider=PROVIDER)
         yield ResponseCompleted(response=assembler.finish())
 
     async def aclose(self) -> None:
@@ -252,6 +264,47 @@ class _Call:
     announced: bool = False
 
 
+class _Wire(dict[str, Any]):
+    """A JSON object read off the wire; a missing key reads as None (servers differ)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self.get(name)
+
+
+async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Yield the data of each server-sent event (comment and other fields skipped)."""
+    data: list[str] = []
+    async for line in lines:
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].removeprefix(" "))
+    if data:
+        yield "\n".join(data)
+
+
+def _chunk(data: str) -> Any:
+    """Parse one chunk; an error object in the stream fails the whole response."""
+    try:
+        chunk = json.loads(data, object_hook=_Wire)
+    except ValueError as exc:
+        raise LLMStreamError(f"the stream sent invalid JSON: {exc}", provider=PROVIDER) from None
+    if not isinstance(chunk, _Wire):
+        raise LLMStreamError("the stream sent a non-object event", provider=PROVIDER)
+    error = chunk.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        code = error.get("code") if isinstance(error, dict) else None
+        if looks_like_quota(code, error.get("type") if isinstance(error, dict) else None,
+                            str(message)):
+            raise LLMQuotaError(str(message), provider=PROVIDER)
+        raise LLMStreamError(f"the stream reported an error: {message}", provider=PROVIDER)
+    chunk.setdefault("choices", [])
+    return chunk
+
+
 @dataclass(slots=True)
 class _Assembler:
     """Turn streamed chunks into our deltas and, at the end, a response."""
@@ -264,7 +317,7 @@ class _Assembler:
     calls: dict[int, _Call] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
+    def feed(self, chunk: Any) -> list[StreamEvent]:
         """Take one chunk; return the deltas to show."""
         self.id, self.model = chunk.id or self.id, chunk.model or self.model
         if chunk.usage is not None:

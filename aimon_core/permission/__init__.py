@@ -1,6 +1,7 @@
 """Permission rules and the matcher that decides tool calls against them."""
 
 from aimon_core.permission._bash import parse_command
+from aimon_core.permission._gate import decide, print_mode_gate
 from aimon_core.permission._matcher import (
     evaluate_command,
     evaluate_tool,
@@ -26,10 +27,12 @@ __all__ = [
     "RuleError",
     "SimpleCommand",
     "Verdict",
+    "decide",
     "evaluate_command",
     "evaluate_path",
     "evaluate_tool",
     "is_read_only_command",
     "parse_command",
     "parse_rule",
+    "print_mode_gate",
 ]

@@ -14,11 +14,17 @@ from aimon_core.tools._base import (
     check_input,
     execute_tool,
 )
+from aimon_core.tools._state import TODO_STATUSES, Todo, TodoStatus, ToolState
+from aimon_core.tools.builtin import READ_ONLY_TOOL_NAMES, builtin_tools
 
 __all__ = [
+    "READ_ONLY_TOOL_NAMES",
+    "TODO_STATUSES",
     "CommandSubject",
     "PathSubject",
     "Subject",
+    "Todo",
+    "TodoStatus",
     "Tool",
     "ToolContext",
     "ToolInput",
@@ -26,6 +32,8 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolRun",
+    "ToolState",
+    "builtin_tools",
     "check_input",
     "execute_tool",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import functools
 import json
 import logging
@@ -60,14 +61,16 @@ class ToolInput:
             raise ToolInputError(name, "a string")
         return value
 
-    def opt_str(self, name: str, default: str | None = None) -> str | None:
+    def opt_str(
+        self, name: builtins.str, default: builtins.str | None = None
+    ) -> builtins.str | None:
         """Return an optional string parameter."""
         value = self.raw.get(name, default)
         if value is not None and not isinstance(value, str):
             raise ToolInputError(name, "a string")
         return value
 
-    def int(self, name: str, default: int | None = None) -> int | None:
+    def int(self, name: builtins.str, default: builtins.int | None = None) -> builtins.int | None:
         """Return an optional integer parameter (whole floats are accepted)."""
         value = self.raw.get(name, default)
         if isinstance(value, float) and value.is_integer():
@@ -76,14 +79,14 @@ class ToolInput:
             raise ToolInputError(name, "an integer")
         return value
 
-    def bool(self, name: str, default: bool = False) -> bool:
+    def bool(self, name: builtins.str, default: builtins.bool = False) -> builtins.bool:
         """Return an optional boolean parameter."""
         value = self.raw.get(name, default)
         if not isinstance(value, bool):
             raise ToolInputError(name, "true or false")
         return value
 
-    def list(self, name: str) -> list[Any]:
+    def list(self, name: builtins.str) -> builtins.list[Any]:
         """Return a required list parameter."""
         value = self.raw.get(name)
         if not isinstance(value, list):

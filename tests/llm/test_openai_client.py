@@ -203,3 +203,20 @@ def test_length_finish_maps_to_max_tokens() -> None:
         response = final(asyncio.run(events_of(server, request())))
     assert response.stop_reason is StopReason.MAX_TOKENS
     assert response.text == "partial answ"
+
+
+def test_a_stream_cut_after_finish_reason_but_before_done_fails() -> None:
+    """finish_reason arrived, then the body ended without `data: [DONE]`: not complete."""
+    from aimon_core.llm import LLMStreamError
+    from aimon_core.testing import CutStream
+
+    call = ScriptedToolCall(name="Read", input={"path": "x"})
+    # Role chunk, tool call start, two argument pieces, finish_reason: five events, then cut.
+    with LoopbackModelServer([CutStream(reply=Reply(tool_calls=(call,)), after_events=5,
+                                        graceful=True)]) as server:
+        try:
+            asyncio.run(events_of(server, request()))
+        except LLMStreamError as exc:
+            assert "[DONE]" in str(exc)
+        else:
+            raise AssertionError("a stream without [DONE] was taken as complete")

@@ -1,0 +1,426 @@
+"""The rich renderer: turns LiveSession events into terminal output, as they stream."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.markdown import Heading, Markdown
+from rich.segment import Segment, Segments
+from rich.text import Text
+
+from aimon_core.agent import (
+    AssistantMessageCompleted,
+    AssistantTextDelta,
+    AssistantThinkingDelta,
+    ExecutionFinished,
+    ExecutionResult,
+    IterationStarted,
+    ModelRetrying,
+    ModelStreamRestarted,
+    Notice,
+    StopCause,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from aimon_core.command import format_cost, format_tokens
+from aimon_core.llm import Message, Usage
+from aimon_core.session import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
+from aimon_core.tools import ToolResult
+
+RESULT_LINES = 4  # a result of up to this many lines is shown whole; longer ones are folded
+DIFF_LINES = 20
+THINKING_CHARS = 160
+REPLAY_MESSAGES = 6
+REPLAY_LINES = 12
+LABEL_CHARS = 80
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_LIMIT_HINTS = {
+    StopCause.ITERATION_LIMIT: "raise it with /budget iterations N",
+    StopCause.TOKEN_LIMIT: "raise it with /budget tokens N",
+    StopCause.TIME_LIMIT: "raise it with /budget time 10m",
+}
+_CHECKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
+
+
+class _LeftHeading(Heading):
+    """A Markdown heading set flush left and bold, as terminals show headings best."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        self.text.justify = "left"
+        self.text.stylize("bold")
+        yield self.text
+
+
+class _Markdown(Markdown):
+    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+
+
+def split_complete(buffer: str) -> tuple[str, str]:
+    """Split streamed Markdown into (complete blocks, the rest still being written).
+
+    Outside a code fence a blank line ends a block; inside one only the closing fence does.
+    """
+    fence = ""
+    cut = pos = 0
+    for line in buffer.splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break
+        pos += len(line)
+        marker = _FENCE.match(line)
+        if fence:
+            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence, cut = "", pos
+        elif marker:
+            fence = marker.group(1)
+        elif not line.strip():
+            cut = pos
+    return buffer[:cut], buffer[cut:]
+
+
+def tool_label(name: str, tool_input: Mapping[str, Any], project_root: Path | None = None) -> str:
+    """Return the one-line form of a tool call: `Read(calc.py)`, `Grep("x" in src)`."""
+    def path(key: str) -> str:
+        return _short_path(str(tool_input.get(key, "")), project_root)
+
+    match name:
+        case "Read" | "Write" | "Edit":
+            arg = path("file_path")
+        case "Bash":
+            arg = str(tool_input.get("command", "")).strip()
+        case "Grep" | "Glob":
+            arg = str(tool_input.get("pattern", ""))
+            arg = f'"{arg}"' if name == "Grep" else arg
+            if tool_input.get("path"):
+                arg += f" in {path('path')}"
+        case "TodoWrite":
+            todos = tool_input.get("todos")
+            arg = f"{len(todos)} items" if isinstance(todos, list) else ""
+        case _:
+            arg = next((str(v) for v in tool_input.values() if isinstance(v, str) and v), "")
+    arg = " ".join(arg.split())
+    if len(arg) > LABEL_CHARS:
+        arg = arg[: LABEL_CHARS - 1] + "…"
+    return f"{name}({arg})" if arg else name
+
+
+def _short_path(raw: str, root: Path | None) -> str:
+    if root is None or not raw:
+        return raw
+    try:
+        return str(Path(raw).relative_to(root))
+    except ValueError:
+        return raw
+
+
+def result_lines(name: str, result: ToolResult, project_root: Path | None = None) -> list[Text]:
+    """Return a tool result folded to a few lines (a diff, a checklist, or the first lines)."""
+    data = result.data
+    if result.is_error:
+        return _folded(result.text, style="red")
+    if isinstance(data.get("diff"), str):
+        return diff_lines(data["diff"], _short_path(str(data.get("path", "")), project_root),
+                          created=bool(data.get("created")))
+    if isinstance(data.get("todos"), list):
+        return todo_lines(data["todos"])
+    if name == "Read" and isinstance(data.get("total_lines"), int):
+        shown = int(data.get("last_line", 0)) - int(data.get("first_line", 1)) + 1
+        total = data["total_lines"]
+        return [Text(f"Read {shown} lines" + (f" of {total}" if shown < total else ""))]
+    return _folded(result.text)
+
+
+def _folded(text: str, style: str = "") -> list[Text]:
+    lines = text.rstrip("\n").splitlines() or ["(no output)"]
+    if len(lines) > RESULT_LINES:
+        more = len(lines) - (RESULT_LINES - 1)
+        lines = [*lines[: RESULT_LINES - 1], f"… {more} more lines"]
+    return [Text(line, style=style) for line in lines]
+
+
+def diff_lines(diff: str, path: str, *, created: bool = False,
+               limit: int = DIFF_LINES) -> list[Text]:
+    """Return a summary and the coloured, numbered lines of a unified diff (capped)."""
+    rows: list[Text] = []
+    added = removed = old = new = 0
+    for line in diff.splitlines():
+        if line.startswith(("---", "+++", "\\")):
+            continue
+        if hunk := _HUNK.match(line):
+            old, new = int(hunk.group(1)), int(hunk.group(2))
+            if rows:
+                rows.append(Text("   ⋮", style="dim"))
+            continue
+        sign, body = line[:1], line[1:]
+        if sign == "+":
+            rows.append(Text(f"{new:>4} + {body}", style="green"))
+            added, new = added + 1, new + 1
+        elif sign == "-":
+            rows.append(Text(f"{old:>4} - {body}", style="red"))
+            removed, old = removed + 1, old + 1
+        elif sign == " ":
+            rows.append(Text(f"{new:>4}   {body}", style="dim"))
+            old, new = old + 1, new + 1
+    if created:
+        summary = f"Created {path} ({added} lines)"
+    else:
+        summary = (f"Updated {path} with {added} addition{'s' * (added != 1)} and "
+                   f"{removed} removal{'s' * (removed != 1)}")
+    if len(rows) > limit:
+        rows = [*rows[:limit], Text(f"… {len(rows) - limit} more lines", style="dim")]
+    return [Text(summary), *rows]
+
+
+def todo_lines(todos: Sequence[Any]) -> list[Text]:
+    """Return the todo list as a checklist: ☐ pending, ◐ in progress, ☑ completed."""
+    rows = []
+    for item in todos:
+        if not isinstance(item, Mapping):
+            continue
+        status = str(item.get("status", "pending"))
+        style = {"completed": "dim", "in_progress": "bold"}.get(status, "")
+        rows.append(Text(f"{_CHECKS.get(status, '☐')} {item.get('content', '')}", style=style))
+    return rows or [Text("(the todo list is empty)", style="dim")]
+
+
+def status_line(usage: Usage, cost_usd: float, session_id: str) -> Text:
+    """Return the line shown after a turn: tokens, cost and session."""
+    prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    parts = [f"{format_tokens(prompt)} in", f"{format_tokens(usage.output_tokens)} out",
+             format_cost(cost_usd)]
+    if session_id:
+        parts.append(f"session {session_id}")
+    return Text("─ " + " · ".join(parts), style="dim")
+
+
+def stop_line(result: ExecutionResult) -> Text | None:
+    """Return the line that says why a turn stopped, or None when it simply answered."""
+    reason = result.reason[:1].upper() + result.reason[1:]
+    match result.stop:
+        case StopCause.ANSWERED:
+            return None
+        case StopCause.INTERRUPTED:
+            return Text("⏹ Interrupted. Partial output is kept; say what to do next.",
+                        style="yellow")
+        case StopCause.MODEL_ERROR:
+            return Text(f"✗ Model error: {result.reason}", style="bold red")
+        case cause if cause in _LIMIT_HINTS:
+            return Text(f"⚠ {reason}; {_LIMIT_HINTS[cause]}.", style="yellow")
+        case _:
+            return Text(f"⚠ {reason}.", style="yellow")
+
+
+@dataclass(slots=True)
+class Activity:
+    """What the session is doing, for the spinner: the iteration and the running tool."""
+
+    busy: bool = False
+    iteration: int = 0
+    tool: str | None = None
+    since: float = 0.0
+    queued: int = 0
+
+    def describe(self) -> str:
+        """Return e.g. `working · iteration 3` or `running Bash · iteration 1`."""
+        what = f"running {self.tool}" if self.tool else "working"
+        parts = [what, f"{time.monotonic() - self.since:.0f}s"]
+        if self.iteration:
+            parts.append(f"iteration {self.iteration}")
+        if self.queued:
+            parts.append(f"{self.queued} queued")
+        return " · ".join(parts)
+
+
+class Renderer:
+    """Prints the events of one LiveSession to a rich Console; call it with each event."""
+
+    def __init__(self, console: Console, *, session_id: str = "",
+                 project_root: Path | None = None) -> None:
+        self.console = console
+        self.session_id = session_id
+        self.project_root = project_root
+        self.activity = Activity()
+        self._text = ""
+        self._thinking = ""
+        self._blocks = 0  # Markdown blocks printed in this answer (to space the next one)
+        self._pending: dict[str, str] = {}  # tool calls started and not finished: id → label
+        self._last_tool: str | None = None  # the tool call whose line was printed last
+        self._queued: set[str] = set()
+
+    def __call__(self, event: LiveSessionEvent) -> None:
+        """Render one event."""
+        match event:
+            case AssistantTextDelta(text=text):
+                self._flush_thinking()
+                self._text += text
+                complete, self._text = split_complete(self._text)
+                self._markdown(complete)
+            case AssistantThinkingDelta(text=text):
+                self._thinking += text
+            case AssistantMessageCompleted():
+                self._flush()
+            case IterationStarted(iteration=iteration):
+                self.activity.iteration, self.activity.tool = iteration, None
+            case ToolCallStarted() | ToolCallFinished():
+                self._tool_event(event)
+            case ModelRetrying(attempt=attempt, delay=delay, reason=reason):
+                self._line(f"↻ {reason}; retrying in {delay:.1f} s (attempt {attempt})",
+                           "dim yellow")
+            case ModelStreamRestarted(reason=reason):
+                self._text, self._thinking = "", ""
+                self._line(f"↻ The answer stream broke ({reason}); the model starts its answer "
+                           "again.", "dim yellow")
+            case Notice(text=text, level=level):
+                self._line(text, {"warning": "yellow", "error": "red"}.get(level, "dim"))
+            case _:
+                self._session_event(event)
+
+    def _session_event(self, event: LiveSessionEvent) -> None:
+        match event:
+            case TurnQueued(turn_id=turn_id, prompt=prompt):
+                self._queued.add(turn_id)
+                self.activity.queued += 1
+                self._line(f"⧗ queued: {_first_line(prompt)} (runs after the current turn)",
+                           "dim")
+            case TurnStarted(turn_id=turn_id, prompt=prompt):
+                if turn_id in self._queued:
+                    self._queued.discard(turn_id)
+                    self.activity.queued = max(0, self.activity.queued - 1)
+                    self._line(f"› {_first_line(prompt)}", "bold")
+                self.activity.busy, self.activity.since = True, time.monotonic()
+                self.activity.iteration, self.activity.tool = 0, None
+                self._blocks = 0
+            case ExecutionFinished():
+                self._flush()
+                self._close_pending()
+            case TurnFinished(result=result):
+                self._flush()
+                self._close_pending()
+                if (line := stop_line(result)) is not None:
+                    self.console.print(line)
+                self.console.print(status_line(result.usage, result.cost_usd, self.session_id))
+                self.activity.busy, self.activity.tool = False, None
+            case _:
+                pass
+
+    def _tool_event(self, event: ToolCallStarted | ToolCallFinished) -> None:
+        self._flush()
+        label = tool_label(event.name, event.input, self.project_root)
+        if isinstance(event, ToolCallStarted):
+            self._pending[event.tool_use_id] = label
+            self.activity.tool = event.name
+            self._header(event.tool_use_id, label)
+            return
+        self._pending.pop(event.tool_use_id, None)
+        if self._last_tool != event.tool_use_id:  # another call's output came in between
+            self._header(event.tool_use_id, label)
+        self._last_tool = None
+        if not self._pending:
+            self.activity.tool = None
+        self._indented(result_lines(event.name, event.result, self.project_root))
+
+    def _header(self, tool_use_id: str, label: str) -> None:
+        self.console.print(Text.assemble(("● ", "bold"), (label, "bold")), no_wrap=True,
+                           overflow="ellipsis", crop=True)
+        self._last_tool = tool_use_id
+
+    def _indented(self, lines: list[Text]) -> None:
+        for index, line in enumerate(lines):
+            prefix = "  ⎿ " if index == 0 else "    "
+            self.console.print(Text.assemble((prefix, "dim"), line), no_wrap=True,
+                               overflow="ellipsis", crop=True)
+
+    def _close_pending(self) -> None:
+        for tool_use_id, label in self._pending.items():
+            if self._last_tool != tool_use_id:
+                self._header(tool_use_id, label)
+            self._indented([Text("Interrupted", style="red")])
+            self._last_tool = None
+        self._pending.clear()
+
+    def _flush(self) -> None:
+        self._flush_thinking()
+        rest, self._text = self._text, ""
+        self._markdown(rest)
+
+    def _flush_thinking(self) -> None:
+        thought, self._thinking = " ".join(self._thinking.split()), ""
+        if thought:
+            short = thought if len(thought) <= THINKING_CHARS else \
+                thought[: THINKING_CHARS - 1] + "…"
+            self.console.print(Text(f"✻ {short}", style="dim italic"))
+
+    def _markdown(self, text: str) -> None:
+        if not text.strip():
+            return
+        lines = self.console.render_lines(_Markdown(text.strip("\n")), pad=False)
+        while lines and _blank(lines[0]):
+            lines.pop(0)
+        while lines and _blank(lines[-1]):
+            lines.pop()
+        if self._blocks:
+            self.console.print()
+        self._blocks += 1
+        segments: list[Segment] = []
+        for line in lines:
+            segments.extend(_rstrip(line))
+            segments.append(Segment.line())
+        self.console.print(Segments(segments), end="")
+
+    def _line(self, text: str, style: str) -> None:
+        self._flush()
+        self.console.print(Text(text, style=style))
+
+    def replay(self, messages: Sequence[Message], *, limit: int = REPLAY_MESSAGES) -> None:
+        """Print the last user prompts and answers of a resumed session, shortened."""
+        spoken = [m for m in messages if m.text.strip()]
+        shown = spoken[-limit:]
+        self.console.print(Text(
+            f"── Resumed session {self.session_id} · {len(messages)} messages"
+            + (f" · the last {len(shown)} with text shown" if len(spoken) > len(shown) else "")
+            + " ──", style="dim"))
+        for message in shown:
+            lines = message.text.strip().splitlines()
+            cut = len(lines) > REPLAY_LINES
+            text = "\n".join(lines[:REPLAY_LINES]) + ("\n…" if cut else "")
+            if message.role == "user":
+                self.console.print(Text(f"› {text}", style="bold"))
+            else:
+                self._blocks = 0
+                self._markdown(text)
+        self.console.print(Text("──", style="dim"))
+        self._blocks = 0
+
+    def print(self, renderable: RenderableType) -> None:
+        """Print something that is not an event (a command's output), after pending text."""
+        self._flush()
+        self.console.print(renderable)
+
+
+def _blank(line: list[Segment]) -> bool:
+    return all(not segment.text.strip() for segment in line)
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """Drop trailing spaces of unstyled segments (rich pads lines; tests and copies hate it)."""
+    out = list(line)
+    while out and not out[-1].text.strip() and not (out[-1].style and out[-1].style.bgcolor):
+        out.pop()
+    if out and out[-1].text != out[-1].text.rstrip() and not (
+            out[-1].style and out[-1].style.bgcolor):
+        last = out.pop()
+        out.append(Segment(last.text.rstrip(), last.style, last.control))
+    return out
+
+
+def _first_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    extra = len(text.strip().splitlines()) - 1
+    return first + (f" (+{extra} lines)" if extra > 0 else "")

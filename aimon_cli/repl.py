@@ -1,0 +1,413 @@
+"""The interactive REPL: a prompt-toolkit prompt over a LiveSession, with slash commands.
+
+Startup is kept light: this module imports prompt-toolkit, rich's console and the command
+registry only. The LiveSession (and with it the provider SDK) opens in a background task
+while the first prompt is already on screen; the renderer is imported when it opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from prompt_toolkit.styles import Style
+from rich.console import Console
+from rich.text import Text
+
+from aimon_core.command import CommandOutcome, CommandRegistry, default_registry, parse_slash
+
+if TYPE_CHECKING:
+    from aimon_cli.render import Renderer
+    from aimon_core.session import LiveSession, SessionStore, SessionSummary
+
+log = logging.getLogger(__name__)
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PROMPT_STYLE = Style.from_dict({
+    "prompt": "bold",
+    "bottom-toolbar": "noreverse #888888",
+    "spinner": "#d7875f",
+})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplOptions:
+    """What the REPL needs from the command line."""
+
+    project_root: Path
+    store: SessionStore
+    # None → a new session; an id → resume it. The first call may take a second (it imports
+    # the provider SDK): the REPL calls it in the background and shows the prompt at once.
+    open_session: Callable[[str | None], Awaitable[LiveSession]]
+    history_file: Path
+    session_id: str | None = None
+    initial_prompt: str | None = None
+    # Releases what open_session made (the runtime's model client); called once at exit.
+    shutdown: Callable[[], Awaitable[None]] | None = None
+
+
+async def run_repl(options: ReplOptions, *, console: Console | None = None) -> int:
+    """Run the REPL until the user leaves; return the exit status."""
+    return await ReplSession(options, console=console).run()
+
+
+class SlashCompleter(Completer):
+    """Completes `/name` from the command registry, with each command's description."""
+
+    def __init__(self, registry: CommandRegistry) -> None:
+        self.registry = registry
+
+    def get_completions(self, document: Document,
+                        complete_event: CompleteEvent) -> Iterable[Completion]:
+        """Yield the commands whose name starts with what was typed after the slash."""
+        text = document.text_before_cursor
+        if not text.startswith("/") or any(c.isspace() for c in text):
+            return
+        typed = text[1:].lower()
+        for name in self.registry.names():
+            command = self.registry.get(name)
+            if name.startswith(typed) and command is not None:
+                yield Completion("/" + name, start_position=-len(text),
+                                 display_meta=command.description)
+
+
+class ReplSession:
+    """One interactive run: the prompt, the current LiveSession and its renderer.
+
+    It is the CommandHost of the slash commands.
+    """
+
+    def __init__(self, options: ReplOptions, *, console: Console | None = None) -> None:
+        self.options = options
+        self.console = console or Console(highlight=False)
+        self.commands = default_registry()
+        self._live: LiveSession | None = None
+        self._opening: asyncio.Task[LiveSession] | None = None
+        self._renderer: Renderer | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._turns: set[asyncio.Task[Any]] = set()
+        self._exit_requested = False
+        self._exit_code = 0
+        self._ctrl_c_armed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._prompt: PromptSession[str] = PromptSession(
+            message=[("class:prompt", "› ")],
+            multiline=True,
+            prompt_continuation="  ",
+            history=_history(options.history_file),
+            completer=SlashCompleter(self.commands),
+            complete_while_typing=True,
+            reserve_space_for_menu=4,
+            key_bindings=self._key_bindings(),
+            bottom_toolbar=self._toolbar,
+            refresh_interval=0.125,
+            style=PROMPT_STYLE,
+            enable_suspend=True,
+        )
+
+    # ── CommandHost ──────────────────────────────────────────────────────────────────────
+
+    @property
+    def live(self) -> LiveSession | None:
+        """Return the current LiveSession, or None while it is still opening."""
+        return self._live
+
+    async def live_session(self) -> LiveSession:
+        """Return the current LiveSession, waiting for it to open (raises if it failed)."""
+        if self._live is not None:
+            return self._live
+        if self._opening is None:
+            self._opening = self._start_opening(self.options.session_id)
+        return await asyncio.shield(self._opening)
+
+    async def new_session(self) -> LiveSession:
+        """Open a new session in place of the current one (which stays stored)."""
+        return await self._switch(None)
+
+    async def resume(self, session_id: str) -> LiveSession:
+        """Open a stored session in place of the current one."""
+        return await self._switch(session_id)
+
+    async def list_sessions(self, limit: int) -> tuple[SessionSummary, ...]:
+        """Return the project's most recent sessions."""
+        root = str(self.options.project_root.resolve())
+        return await asyncio.to_thread(self.options.store.records.list, root, limit)
+
+    def request_exit(self, code: int = 0) -> None:
+        """Leave after the current input; the session is closed and stays resumable."""
+        self._exit_requested = True
+        self._exit_code = code or self._exit_code
+        app = self._prompt.app
+        if app.is_running and not app.is_done:
+            app.exit(result="")
+
+    # ── the loop ─────────────────────────────────────────────────────────────────────────
+
+    async def run(self) -> int:
+        """Show the prompt until the user leaves; return the exit status."""
+        self._loop = asyncio.get_running_loop()
+        if self._opening is None:
+            self._opening = self._start_opening(self.options.session_id)
+        restore = self._catch_sigint()
+        try:
+            with patch_stdout(raw=True):
+                self._banner()
+                if self.options.initial_prompt:
+                    self.console.print(Text(f"› {self.options.initial_prompt}", style="bold"))
+                    await self._handle(self.options.initial_prompt)
+                await self._read_loop()
+        finally:
+            restore()
+            await self._close()
+        return self._exit_code
+
+    async def _read_loop(self) -> None:
+        while not self._exit_requested:
+            try:
+                text = await self._prompt.prompt_async()
+            except KeyboardInterrupt:  # SIGINT from outside, or Ctrl-C the bindings passed on
+                self._ctrl_c(had_text=False)
+                continue
+            except EOFError:
+                break
+            if self._exit_requested:
+                break
+            await self._handle(text)
+
+    async def _handle(self, text: str) -> None:
+        if not text.strip():
+            return
+        self._ctrl_c_armed = False
+        if parse_slash(text) is not None:
+            await self._command(text)
+        else:
+            await self._submit(text)
+
+    async def _command(self, text: str) -> None:
+        try:
+            outcome = await self.commands.run(text, self)
+        except Exception as exc:  # the session could not open, the store failed, ...
+            log.debug("command %r failed", text, exc_info=True)
+            self._error(str(exc) or type(exc).__name__)
+            return
+        self._show(outcome)
+        if outcome.prompt:
+            await self._submit(outcome.prompt)
+
+    async def _submit(self, prompt: str) -> None:
+        try:
+            live = await self.live_session()
+        except Exception:  # already reported when the opening failed
+            return
+        from aimon_core.session import LiveSessionClosedError
+
+        try:
+            _, task = live.offer_async(prompt)
+        except LiveSessionClosedError as exc:
+            self._error(str(exc))
+            return
+        self._turns.add(task)
+        task.add_done_callback(self._turn_done)
+
+    def _turn_done(self, task: asyncio.Task[Any]) -> None:
+        from aimon_core.session import LiveSessionClosedError
+
+        self._turns.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and not isinstance(exc, LiveSessionClosedError):
+            log.error("the turn failed", exc_info=exc)
+            self._error(f"The turn failed: {exc}")
+
+    # ── opening, switching and closing sessions ─────────────────────────────────────────
+
+    def _start_opening(self, session_id: str | None) -> asyncio.Task[LiveSession]:
+        async def open_first() -> LiveSession:
+            live = await self.options.open_session(session_id)
+            self._attach(live, replay=session_id is not None)
+            return live
+
+        task = asyncio.get_running_loop().create_task(open_first())
+        task.add_done_callback(self._first_opened)
+        return task
+
+    def _first_opened(self, task: asyncio.Task[LiveSession]) -> None:
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.debug("opening the session failed", exc_info=exc)
+            self._error(f"aimon: {exc}")
+            self.request_exit(1)
+
+    async def _switch(self, session_id: str | None) -> LiveSession:
+        old = await self._current_or_none()
+        live = await self.options.open_session(session_id)
+        if old is not None:
+            await self._detach(old)
+        self._attach(live, replay=session_id is not None)
+        return live
+
+    async def _current_or_none(self) -> LiveSession | None:
+        with contextlib.suppress(Exception):
+            return await self.live_session()
+        return None
+
+    def _attach(self, live: LiveSession, *, replay: bool) -> None:
+        from aimon_cli.render import Renderer
+
+        renderer = Renderer(self.console, session_id=live.id, project_root=live.project_root)
+        self._renderer, self._live = renderer, live
+        self._unsubscribe = live.subscribe(renderer)
+        if replay:
+            renderer.replay(live.record.transcript.messages)
+            for warning in live.record.load_warnings:
+                self.console.print(Text(f"warning: {warning}", style="yellow"))
+
+    async def _detach(self, live: LiveSession) -> None:
+        await live.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._live = None
+
+    async def _close(self) -> None:
+        live = self._live
+        if live is None and self._opening is not None:
+            live = await self._current_or_none()
+        if live is not None:
+            await self._detach(live)
+        if self._turns:
+            await asyncio.gather(*self._turns, return_exceptions=True)
+        if self.options.shutdown is not None:
+            try:
+                await self.options.shutdown()
+            except Exception:
+                log.warning("shutting down failed", exc_info=True)
+        if live is not None:
+            self.console.print(f"Resume this session with: aimon --resume {live.id}",
+                               highlight=False)
+
+    # ── keys, Ctrl-C and the toolbar ─────────────────────────────────────────────────────
+
+    def _busy(self) -> bool:
+        live = self._live
+        return live is not None and live.status().running_turn is not None
+
+    def _key_bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+
+        @bindings.add("enter")
+        def _send(event: KeyPressEvent) -> None:
+            event.current_buffer.validate_and_handle()
+
+        @bindings.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-c")
+        def _ctrl_c(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if self._busy() or not buffer.text:
+                self._ctrl_c(had_text=False)
+            else:
+                buffer.reset()
+                self._ctrl_c_armed = False
+
+        @bindings.add("escape", filter=Condition(self._busy))
+        def _escape(event: KeyPressEvent) -> None:
+            self._interrupt()
+
+        return bindings
+
+    def _interrupt(self) -> bool:
+        live = self._live
+        if live is None or not live.interrupt():
+            return False
+        self.console.print(Text("Interrupting…", style="dim"))
+        return True
+
+    def _ctrl_c(self, *, had_text: bool) -> None:
+        """Interrupt the running turn; at an idle, empty prompt, exit on the second press."""
+        if self._interrupt() or had_text:
+            self._ctrl_c_armed = False
+            return
+        if self._ctrl_c_armed:
+            self.request_exit()
+            return
+        self._ctrl_c_armed = True
+        self.console.print(Text("Press Ctrl-C again to exit", style="dim"))
+
+    def _catch_sigint(self) -> Callable[[], None]:
+        """Route SIGINT (Ctrl-C while no prompt reads keys) to the running turn."""
+        loop = self._loop
+        if loop is None or threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def on_sigint(signum: int, frame: FrameType | None) -> None:
+            loop.call_soon_threadsafe(self._interrupt)
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        return lambda: signal.signal(signal.SIGINT, previous)
+
+    def _toolbar(self) -> StyleAndTextTuples:
+        renderer = self._renderer
+        if renderer is not None and renderer.activity.busy:
+            frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+            return [("class:spinner", f"{frame} "),
+                    ("", f"{renderer.activity.describe()} · Esc/Ctrl-C to interrupt")]
+        if self._live is None:
+            return [("", "opening the session… · /help for commands")]
+        return [("", "/help for commands · Esc-Enter for a new line · Ctrl-D to exit")]
+
+    # ── output ───────────────────────────────────────────────────────────────────────────
+
+    def _banner(self) -> None:
+        from aimon_core import __version__
+
+        self.console.print(Text(
+            f"aimon {__version__} · {self.options.project_root} · /help for commands",
+            style="dim"))
+
+    def _show(self, outcome: CommandOutcome) -> None:
+        if not outcome.text:
+            return
+        if outcome.is_error:
+            self._error(outcome.text)
+        elif outcome.markdown:
+            from rich.markdown import Markdown
+
+            self.console.print(Markdown(outcome.text))
+        else:
+            self.console.print(Text(outcome.text))
+
+    def _error(self, text: str) -> None:
+        self.console.print(Text(text, style="red"))
+
+
+def _history(path: Path) -> History:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError as exc:
+        log.warning("prompt history %s is not writable (%s); keeping it in memory", path, exc)
+        return InMemoryHistory()
+    return FileHistory(str(path))

@@ -1,0 +1,64 @@
+"""The shell seam: VirtualShell and LocalShell, which runs bash in its own process group."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from aimon_core.shell._local import (
+    BackgroundOutput,
+    BackgroundStatus,
+    LocalShell,
+    ShellResult,
+    UnknownShellError,
+    cap_text,
+    cut_notice,
+    kill_process_group,
+)
+
+
+@runtime_checkable
+class VirtualShell(Protocol):
+    """Where shell commands run. Owns background jobs; `close` stops them all."""
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,  # noqa: ASYNC109 - the seam takes a duration, not a deadline
+        env: Mapping[str, str] | None = None,
+        output_limit: int | None = None,
+    ) -> ShellResult:
+        """Run `command` to completion or `timeout` seconds; cancelling kills it."""
+        ...
+
+    async def start_background(self, command: str, *, cwd: Path) -> str:
+        """Start `command` in the background and return its shell id."""
+        ...
+
+    async def read_background(self, shell_id: str) -> BackgroundOutput:
+        """Return a job's output since the last read and its status (UnknownShellError)."""
+        ...
+
+    async def kill_background(self, shell_id: str) -> BackgroundOutput:
+        """Stop a job and return its remaining output (UnknownShellError)."""
+        ...
+
+    async def close(self) -> None:
+        """Stop every background job."""
+        ...
+
+
+__all__ = [
+    "BackgroundOutput",
+    "BackgroundStatus",
+    "LocalShell",
+    "ShellResult",
+    "UnknownShellError",
+    "VirtualShell",
+    "cap_text",
+    "cut_notice",
+    "kill_process_group",
+]

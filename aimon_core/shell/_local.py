@@ -1,0 +1,350 @@
+"""LocalShell: bash commands as subprocesses in their own process group."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import itertools
+import os
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+
+def cut_notice(count: int) -> str:
+    """Return the marker put where output was cut."""
+    return f"\n\n... {count} characters cut ...\n\n"
+
+
+def cap_text(text: str, limit: int, *, already_cut: int = 0) -> str:
+    """Keep at most `limit` characters of `text`: its head and tail around a notice."""
+    if len(text) <= limit and not already_cut:
+        return text
+    if len(text) <= limit:
+        half = len(text) // 2
+        return text[:half] + cut_notice(already_cut) + text[half:]
+    head = limit // 2
+    tail = limit - head
+    cut = len(text) - head - tail + already_cut
+    return text[:head] + cut_notice(cut) + text[len(text) - tail :]
+
+
+class HeadTailCapture:
+    """Keep the first and last `limit` characters of a byte stream; count the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail = ""
+        self.dropped = 0
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> None:
+        """Add bytes read from the stream."""
+        text = self._decoder.decode(chunk, final)
+        room = self.limit - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += min(room, len(text))
+            text = text[room:]
+        if text:
+            self._tail += text
+            excess = len(self._tail) - self.limit
+            if excess > 0:
+                self._tail = self._tail[excess:]
+                self.dropped += excess
+
+    def text(self, limit: int | None = None) -> str:
+        """Return the captured text, at most `limit` characters plus a cut notice."""
+        return cap_text(
+            "".join(self._head) + self._tail, limit or self.limit, already_cut=self.dropped
+        )
+
+
+class UnreadBuffer:
+    """Output of a background job not read yet; the oldest text goes first when it is full."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._text = ""
+        self._dropped = 0
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> None:
+        """Add bytes read from the stream."""
+        self._text += self._decoder.decode(chunk, final)
+        excess = len(self._text) - self.limit
+        if excess > 0:
+            self._text = self._text[excess:]
+            self._dropped += excess
+
+    def take(self) -> str:
+        """Return the text added since the last call and forget it."""
+        text = self._text
+        if self._dropped:
+            text = (
+                f"... {self._dropped} earlier characters were dropped (not read in time) ...\n"
+                + text
+            )
+        self._text, self._dropped = "", 0
+        return text
+
+
+async def pump(stream: asyncio.StreamReader | None, sink: HeadTailCapture | UnreadBuffer) -> None:
+    """Copy `stream` into `sink` until end of file."""
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        sink.feed(chunk)
+    sink.feed(b"", final=True)
+
+
+BackgroundStatus = Literal["running", "completed", "failed", "killed"]
+
+# After bash exits, how long its output pipes may stay open (held by a child it left running)
+# before that child is stopped.
+_DRAIN_SECONDS = 0.5
+_UNREAD_LIMIT = 1_000_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellResult:
+    """How a command ended and what it printed (each stream capped, head and tail kept)."""
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    timed_out: bool = False
+    # Ended by a signal nobody in aimon sent (exit_code is then minus the signal number).
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackgroundOutput:
+    """A background job's output since the previous read, and its status now."""
+
+    shell_id: str
+    command: str
+    stdout: str
+    stderr: str
+    status: BackgroundStatus
+    exit_code: int | None
+
+
+class UnknownShellError(LookupError):
+    """No background job has this id."""
+
+    def __init__(self, shell_id: str) -> None:
+        super().__init__(f"no background shell with id {shell_id!r}")
+        self.shell_id = shell_id
+
+
+@dataclass(slots=True, kw_only=True)
+class _Job:
+    shell_id: str
+    command: str
+    proc: asyncio.subprocess.Process
+    stdout: UnreadBuffer = field(default_factory=lambda: UnreadBuffer(_UNREAD_LIMIT))
+    stderr: UnreadBuffer = field(default_factory=lambda: UnreadBuffer(_UNREAD_LIMIT))
+    task: asyncio.Task[None] | None = None
+    killed: bool = False
+
+    @property
+    def status(self) -> BackgroundStatus:
+        if self.killed:
+            return "killed"
+        if self.task is None or not self.task.done():
+            return "running"
+        return "completed" if self.proc.returncode == 0 else "failed"
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def wait_exit(proc: asyncio.subprocess.Process) -> int:
+    """Wait until `proc` has exited and return its exit code.
+
+    Unlike `Process.wait()` on Python 3.11, this does not also wait for the output pipes
+    to close, which a child left running may hold open for as long as it lives.
+    """
+    delay = 0.001
+    while (code := proc.returncode) is None:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+    return code
+
+
+async def kill_process_group(proc: asyncio.subprocess.Process, grace: float = 1.0) -> None:
+    """Stop the process group led by `proc`: SIGTERM, up to `grace` seconds, then SIGKILL."""
+    try:
+        _signal_group(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wait_exit(proc), grace)
+    finally:
+        # Runs even if this task is cancelled again while waiting: nothing may survive.
+        _signal_group(proc.pid, signal.SIGKILL)
+    await wait_exit(proc)
+
+
+def _close_transport(proc: asyncio.subprocess.Process) -> None:
+    # A process that escaped the group may still hold our pipes; close our ends so the
+    # transport does not leak (asyncio has no public close for a subprocess).
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+def _shell_result(
+    code: int | None,
+    out: HeadTailCapture,
+    err: HeadTailCapture,
+    *,
+    timed_out: bool,
+    stragglers: bool,
+) -> ShellResult:
+    stderr = err.text()
+    if stragglers:
+        stderr += (
+            "\n[aimon: processes the command left running in the background were stopped; "
+            "use run_in_background for long-running processes]"
+        )
+    return ShellResult(
+        stdout=out.text(),
+        stderr=stderr,
+        exit_code=code,
+        timed_out=timed_out,
+        interrupted=not timed_out and not stragglers and code is not None and code < 0,
+    )
+
+
+class LocalShell:
+    """Run bash commands on this machine; every command gets its own process group."""
+
+    def __init__(self, *, output_limit: int = 30_000, kill_grace: float = 1.0) -> None:
+        self.output_limit = output_limit
+        self.kill_grace = kill_grace
+        self._jobs: dict[str, _Job] = {}
+        self._ids = itertools.count(1)
+
+    async def _spawn(
+        self, command: str, cwd: Path, env: Mapping[str, str] | None
+    ) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            "/bin/bash",
+            "-c",
+            command,
+            cwd=cwd,
+            env=None if env is None else {**os.environ, **env},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+
+    async def run(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        timeout: float,  # noqa: ASYNC109 - the seam takes a duration, not a deadline
+        env: Mapping[str, str] | None = None,
+        output_limit: int | None = None,
+    ) -> ShellResult:
+        """Run `command` with bash in `cwd`; kill its process group on timeout or cancel.
+
+        `env` adds variables to the inherited environment. Children the command leaves
+        running that still hold its output pipes are stopped once bash exits.
+        """
+        limit = output_limit or self.output_limit
+        proc = await self._spawn(command, cwd, env)
+        out, err = HeadTailCapture(limit), HeadTailCapture(limit)
+        readers = [
+            asyncio.create_task(pump(proc.stdout, out)),
+            asyncio.create_task(pump(proc.stderr, err)),
+        ]
+        timed_out = stragglers = False
+        try:
+            try:
+                await asyncio.wait_for(wait_exit(proc), timeout)
+            except TimeoutError:
+                timed_out = True
+                await kill_process_group(proc, self.kill_grace)
+            _, pending = await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
+            if pending:
+                stragglers = True
+                await kill_process_group(proc, self.kill_grace)
+                await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
+        except asyncio.CancelledError:
+            await kill_process_group(proc, self.kill_grace)
+            raise
+        finally:
+            for reader in readers:
+                reader.cancel()
+            _close_transport(proc)
+        return _shell_result(proc.returncode, out, err, timed_out=timed_out, stragglers=stragglers)
+
+    async def start_background(self, command: str, *, cwd: Path) -> str:
+        """Start `command` in the background and return its shell id."""
+        proc = await self._spawn(command, cwd, None)
+        job = _Job(shell_id=f"bash_{next(self._ids)}", command=command, proc=proc)
+        job.task = asyncio.create_task(self._follow(job), name=f"aimon {job.shell_id}")
+        self._jobs[job.shell_id] = job
+        return job.shell_id
+
+    async def _follow(self, job: _Job) -> None:
+        try:
+            await asyncio.gather(
+                pump(job.proc.stdout, job.stdout), pump(job.proc.stderr, job.stderr)
+            )
+            await wait_exit(job.proc)
+        finally:
+            _close_transport(job.proc)
+
+    def _job(self, shell_id: str) -> _Job:
+        job = self._jobs.get(shell_id)
+        if job is None:
+            raise UnknownShellError(shell_id)
+        return job
+
+    async def read_background(self, shell_id: str) -> BackgroundOutput:
+        """Return the job's output since the last read, and its status."""
+        job = self._job(shell_id)
+        # Let the reader tasks catch up with what the process has written so far.
+        await asyncio.sleep(0)
+        return BackgroundOutput(
+            shell_id=job.shell_id,
+            command=job.command,
+            stdout=job.stdout.take(),
+            stderr=job.stderr.take(),
+            status=job.status,
+            exit_code=job.proc.returncode,
+        )
+
+    async def kill_background(self, shell_id: str) -> BackgroundOutput:
+        """Stop a background job (its whole process group) and return its last output."""
+        job = self._job(shell_id)
+        if job.status == "running":
+            job.killed = True
+            await self._stop(job)
+        return await self.read_background(shell_id)
+
+    async def _stop(self, job: _Job) -> None:
+        await kill_process_group(job.proc, self.kill_grace)
+        if job.task is not None:
+            done, _ = await asyncio.wait({job.task}, timeout=_DRAIN_SECONDS)
+            if not done:
+                job.task.cancel()
+                await asyncio.wait({job.task})
+
+    async def close(self) -> None:
+        """Stop every background job that is still running."""
+        for job in list(self._jobs.values()):
+            if job.status == "running":
+                job.killed = True
+                await self._stop(job)
