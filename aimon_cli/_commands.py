@@ -200,7 +200,7 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
 def _interactive(launch: Launch, prompt: str | None) -> int:
     from aimon_cli._sessions_cli import default_store
     from aimon_cli.repl import ReplOptions, run_repl
-    from aimon_core.session import LiveSession, SessionError, user_data_dir
+    from aimon_core.session import SessionError, user_data_dir
 
     store = default_store()
     session_id = _target_session(launch, store)

@@ -148,17 +148,17 @@ def _model(value: object, source: str) -> AgentModel:
         return AgentModel(name=None if name in ("", "inherit") else name)
     if not isinstance(value, dict):
         raise AgentDefinitionError(source, "model must be a name or {name, temperature, maxTokens}")
-    name = value.get("name")
+    model_name = value.get("name")
     temperature = value.get("temperature")
     max_tokens = value.get("maxTokens", value.get("max_tokens"))
-    if name is not None and not isinstance(name, str):
+    if model_name is not None and not isinstance(model_name, str):
         raise AgentDefinitionError(source, "model.name must be a string")
     if temperature is not None and not isinstance(temperature, int | float):
         raise AgentDefinitionError(source, "model.temperature must be a number")
     if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 0):
         raise AgentDefinitionError(source, "model.maxTokens must be a positive whole number")
     return AgentModel(
-        name=None if name in (None, "inherit") else name,
+        name=None if model_name in (None, "inherit") else model_name,
         temperature=None if temperature is None else float(temperature),
         max_tokens=max_tokens,
     )

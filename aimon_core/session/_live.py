@@ -24,6 +24,7 @@ from aimon_core.agent import (
     gather_environment,
 )
 from aimon_core.llm import Message
+from aimon_core.session._ids import SessionId
 from aimon_core.session._record import BudgetOverride, SessionRecord, SessionTotals
 from aimon_core.session._store import ClaimedSession, SessionStore
 from aimon_core.tools import ToolContext
@@ -143,7 +144,7 @@ class LiveSession:
                    environment=env)
 
     @property
-    def id(self) -> str:
+    def id(self) -> SessionId:
         """Return the session id."""
         return self._record.id
 

@@ -35,8 +35,8 @@ def test_aimon_shape_with_variables() -> None:
 
 def test_claude_code_shape() -> None:
     agent = parse_agent(
-        "---\nname: helper\ndescription: >-\n  Folded\n  text\ntools: Read, Bash(git diff:*), Grep\n"
-        "model: inherit\ncolor: red\n---\nBody\n"
+        "---\nname: helper\ndescription: >-\n  Folded\n  text\n"
+        "tools: Read, Bash(git diff:*), Grep\nmodel: inherit\ncolor: red\n---\nBody\n"
     )
     assert agent.description == "Folded text"
     assert agent.tools == ("Read", "Bash(git diff:*)", "Grep")

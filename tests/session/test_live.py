@@ -188,7 +188,7 @@ def test_interrupt_keeps_a_valid_transcript_and_counts_the_turn(tmp_path: Path) 
 
 
 def test_per_turn_budget_and_events_iterator(tmp_path: Path) -> None:
-    client = script(reply("", ("Ok", {})), reply("", ("Ok", {"x": 1} and {})))
+    client = script(reply("", ("Ok", {})), reply("", ("Ok", {})))
     runtime, store, ctx = setup(tmp_path, client)
 
     async def main() -> None:

@@ -1,0 +1,225 @@
+"""Slash commands: the command value, the host a UI provides, parsing and the registry."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from aimon_core.session import LiveSession, SessionSummary
+
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandOutcome:
+    """What a command produced: text to show (plain or Markdown), an error, or a prompt to run.
+
+    `prompt` is for commands that expand into a request to the model (skill-backed commands):
+    the UI runs it as a turn, the same way as typed text.
+    """
+
+    text: str = ""
+    markdown: bool = False
+    is_error: bool = False
+    prompt: str | None = None
+
+    @classmethod
+    def message(cls, text: str, *, markdown: bool = False) -> CommandOutcome:
+        """Return an outcome that shows `text`."""
+        return cls(text=text, markdown=markdown)
+
+    @classmethod
+    def error(cls, text: str) -> CommandOutcome:
+        """Return an outcome that shows `text` as an error."""
+        return cls(text=text, is_error=True)
+
+    @classmethod
+    def submit(cls, prompt: str, *, text: str = "") -> CommandOutcome:
+        """Return an outcome that runs `prompt` as a turn."""
+        return cls(text=text, prompt=prompt)
+
+
+class CommandError(Exception):
+    """A command cannot run with the arguments it got; the message says how to fix that."""
+
+
+class CommandNameError(ValueError):
+    """A command name is malformed, or is taken by a system command."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"cannot register command /{name}: {reason}")
+        self.name = name
+
+
+class CommandHost(Protocol):
+    """What a UI offers to slash commands. The core never prompts: hosts do the I/O."""
+
+    @property
+    def live(self) -> LiveSession | None:
+        """Return the current LiveSession, or None while it is still opening."""
+        ...
+
+    @property
+    def commands(self) -> CommandRegistry:
+        """Return the registry the command was found in."""
+        ...
+
+    async def live_session(self) -> LiveSession:
+        """Return the current LiveSession, waiting for it to open."""
+        ...
+
+    async def new_session(self) -> LiveSession:
+        """Close the current session (it stays stored) and open a new one."""
+        ...
+
+    async def resume(self, session_id: str) -> LiveSession:
+        """Open a stored session in place of the current one; the current one stays stored.
+
+        Raises the session store's errors (not found, locked, another agent's).
+        """
+        ...
+
+    async def list_sessions(self, limit: int) -> tuple[SessionSummary, ...]:
+        """Return the project's most recent sessions, newest first."""
+        ...
+
+    def request_exit(self) -> None:
+        """Leave the UI after this command (the session is closed and stays resumable)."""
+        ...
+
+
+CommandRun = Callable[[str, CommandHost], Awaitable[CommandOutcome]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlashCommand:
+    """A command typed as `/name args`: what it does, how to call it, and the function."""
+
+    name: str
+    description: str
+    run: CommandRun
+    usage: str = ""
+    aliases: tuple[str, ...] = ()
+    # Where a custom command comes from ("skill review", "project"); empty for system ones.
+    origin: str = ""
+
+    @property
+    def synopsis(self) -> str:
+        """Return the usage, or `/name` when the command takes no arguments."""
+        return self.usage or f"/{self.name}"
+
+
+def parse_slash(text: str) -> tuple[str, str] | None:
+    """Split `/name args` into ("name", "args"); None when the text is not a command.
+
+    A first word that holds another slash is a path (`/usr/bin/env is broken`): a prompt.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    parts = stripped[1:].split(maxsplit=1)
+    name = parts[0] if parts else ""
+    if "/" in name:
+        return None
+    return name.lower(), parts[1].strip() if len(parts) > 1 else ""
+
+
+class CommandRegistry:
+    """System commands and custom ones (registered later, e.g. by skills).
+
+    Lookup is layered: a system command or alias always wins, and a custom command cannot
+    take a system name. A custom command registered again under the same name replaces the
+    earlier one.
+    """
+
+    def __init__(self, system: Iterable[SlashCommand] = ()) -> None:
+        self._system: dict[str, SlashCommand] = {}
+        self._custom: dict[str, SlashCommand] = {}
+        self._aliases: dict[str, str] = {}
+        for command in system:
+            self._check_name(command)
+            self._system[command.name] = command
+            for alias in command.aliases:
+                self._aliases[alias] = command.name
+
+    def register(self, command: SlashCommand) -> None:
+        """Add a custom command; raise CommandNameError if its name is a system command's."""
+        self._check_name(command)
+        if command.aliases:
+            raise CommandNameError(command.name, "custom commands cannot have aliases")
+        self._custom[command.name] = command
+
+    def unregister(self, name: str) -> bool:
+        """Remove a custom command; return whether there was one."""
+        return self._custom.pop(name, None) is not None
+
+    def get(self, name: str) -> SlashCommand | None:
+        """Return the command called `name` (or aliased so), system commands first."""
+        key = name.lower()
+        key = self._aliases.get(key, key)
+        return self._system.get(key) or self._custom.get(key)
+
+    def is_system(self, name: str) -> bool:
+        """Return whether `name` is a system command or alias."""
+        key = name.lower()
+        return key in self._system or key in self._aliases
+
+    def system(self) -> tuple[SlashCommand, ...]:
+        """Return the system commands, in registration order."""
+        return tuple(self._system.values())
+
+    def custom(self) -> tuple[SlashCommand, ...]:
+        """Return the custom commands, by name."""
+        return tuple(self._custom[name] for name in sorted(self._custom))
+
+    def names(self) -> tuple[str, ...]:
+        """Return every name that can be typed (aliases too), sorted."""
+        return tuple(sorted({*self._system, *self._aliases, *self._custom}))
+
+    def suggest(self, name: str) -> str | None:
+        """Return the command name nearest to a mistyped `name`, if one is close."""
+        key = name.lower()
+        if not key:
+            return None
+        names = self.names()
+        starting = [n for n in names if n.startswith(key)]
+        if len(starting) == 1:
+            return self._aliases.get(starting[0], starting[0])
+        close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+        return self._aliases.get(close[0], close[0]) if close else None
+
+    async def run(self, text: str, host: CommandHost) -> CommandOutcome:
+        """Run the command in `text`; unknown names and bad arguments become error outcomes."""
+        parsed = parse_slash(text)
+        if parsed is None:
+            return CommandOutcome.error(f"Not a command: {text.strip()!r}")
+        name, args = parsed
+        command = self.get(name)
+        if command is None:
+            return CommandOutcome.error(self.unknown_message(name))
+        try:
+            return await command.run(args, host)
+        except CommandError as exc:
+            hint = f"\nUsage: {command.usage}" if command.usage else ""
+            return CommandOutcome.error(f"{exc}{hint}")
+
+    def unknown_message(self, name: str) -> str:
+        """Return the message for a command that does not exist."""
+        nearest = self.suggest(name)
+        shown = f"/{name}" if name else "/"
+        if nearest is not None:
+            return f"Unknown command {shown}. Did you mean /{nearest}?"
+        return f"Unknown command {shown}. Type /help to see the commands."
+
+    def _check_name(self, command: SlashCommand) -> None:
+        for name in (command.name, *command.aliases):
+            if not NAME_PATTERN.fullmatch(name):
+                raise CommandNameError(
+                    name, "use lowercase letters, digits and - _ . : (starting with a letter "
+                    "or digit)")
+            if self.is_system(name):
+                raise CommandNameError(name, "a system command has that name")

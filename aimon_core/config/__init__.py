@@ -1,0 +1,47 @@
+"""Layered settings (user < project < local < flags), folder trust, and hot reload."""
+
+from aimon_core.config._layers import (
+    LOCAL_SETTINGS_FILE,
+    PROJECT_DIR,
+    SETTINGS_FILE,
+    load_settings,
+    settings_paths,
+)
+from aimon_core.config._settings import (
+    HookCommandConfig,
+    HookMatcherConfig,
+    LoadedSettings,
+    PermissionMode,
+    PermissionSettings,
+    Provider,
+    Settings,
+    SettingsError,
+    SettingsLayer,
+    SettingsSource,
+    TrustRequest,
+)
+from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
+from aimon_core.config._watch import SettingsCallback, watch_settings
+
+__all__ = [
+    "LOCAL_SETTINGS_FILE",
+    "PROJECT_DIR",
+    "SETTINGS_FILE",
+    "TRUST_FILE_NAME",
+    "HookCommandConfig",
+    "HookMatcherConfig",
+    "LoadedSettings",
+    "PermissionMode",
+    "PermissionSettings",
+    "Provider",
+    "Settings",
+    "SettingsCallback",
+    "SettingsError",
+    "SettingsLayer",
+    "SettingsSource",
+    "TrustRequest",
+    "TrustStore",
+    "load_settings",
+    "settings_paths",
+    "watch_settings",
+]

@@ -1,0 +1,206 @@
+"""Layered settings: user < project < local < flags, merged key by key, gated by folder trust."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from aimon_core.config._settings import (
+    HookMatcherConfig,
+    LoadedSettings,
+    PermissionSettings,
+    Settings,
+    SettingsLayer,
+    SettingsSource,
+    TrustRequest,
+    key_path,
+)
+from aimon_core.config._trust import (
+    TrustStore,
+    config_hash,
+    describe_risks,
+    folder_key,
+    risky_parts,
+    user_dir,
+    without_risky,
+)
+from aimon_core.config._validate import LayerValues, check_layer, read_layer
+
+SETTINGS_FILE = "settings.json"
+LOCAL_SETTINGS_FILE = "settings.local.json"
+PROJECT_DIR = ".aimon"
+_FLAGS_DISPLAY = "command-line flags"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Layer:
+    layer: SettingsLayer
+    path: Path | None
+    values: LayerValues | None
+    trusted: bool = True
+
+
+def settings_paths(project_root: Path | str) -> tuple[tuple[SettingsLayer, Path], ...]:
+    """Return the file of each file layer, in precedence order (user, project, local)."""
+    project_dir = Path(project_root).absolute() / PROJECT_DIR
+    return (
+        (SettingsLayer.USER, user_dir() / SETTINGS_FILE),
+        (SettingsLayer.PROJECT, project_dir / SETTINGS_FILE),
+        (SettingsLayer.LOCAL, project_dir / LOCAL_SETTINGS_FILE),
+    )
+
+
+def load_settings(
+    project_root: Path | str,
+    *,
+    flags: Mapping[str, Any] | None = None,
+    trust_store: TrustStore,
+    trust_all: bool = False,
+) -> LoadedSettings:
+    """Read every layer, withhold untrusted risky project settings, and merge the rest.
+
+    Raise SettingsError if any file (or the flags mapping) is malformed: a broken file is
+    never read as empty settings. `flags` has the shape of a settings file; None values in it
+    mean "flag not given". `trust_all` trusts the folder without asking (tests, CI).
+    """
+    root = Path(project_root).absolute()
+    layers = [
+        _Layer(layer=layer, path=path, values=read_layer(path, _display(path, root)))
+        for layer, path in settings_paths(root)
+    ]
+    if flags is not None:
+        values = check_layer(_drop_none(flags), path=None, display=_FLAGS_DISPLAY)
+        layers.append(_Layer(layer=SettingsLayer.FLAGS, path=None, values=values))
+    layers, pending = _gate(layers, root, trust_store=trust_store, trust_all=trust_all)
+    settings, origin = merge([(item.layer, item.values) for item in layers], root)
+    sources = tuple(
+        SettingsSource(
+            path=item.path, layer=item.layer, loaded=item.values is not None, trusted=item.trusted
+        )
+        for item in layers
+    )
+    return LoadedSettings(
+        settings=settings, sources=sources, origin=MappingProxyType(origin), pending_trust=pending
+    )
+
+
+def _gate(
+    layers: list[_Layer], root: Path, *, trust_store: TrustStore, trust_all: bool
+) -> tuple[list[_Layer], TrustRequest | None]:
+    project = [item for item in layers if item.layer in _PROJECT_LAYERS]
+    risky = [item for item in project if item.values is not None and risky_parts(item.values)]
+    if not risky or trust_all:
+        return layers, None
+    digest = config_hash([(item.layer.value, item.values) for item in project])
+    if trust_store.is_trusted(root, digest):
+        return layers, None
+    what = tuple(line for item in risky if item.values for line in describe_risks(item.values))
+    gated = [
+        _Layer(layer=item.layer, path=item.path, values=without_risky(item.values), trusted=False)
+        if any(item is r for r in risky) and item.values is not None else item
+        for item in layers
+    ]
+    return gated, TrustRequest(folder=Path(folder_key(root)), config_hash=digest, what=what)
+
+
+_PROJECT_LAYERS = frozenset({SettingsLayer.PROJECT, SettingsLayer.LOCAL})
+
+
+def merge(
+    layers: list[tuple[SettingsLayer, LayerValues | None]], root: Path
+) -> tuple[Settings, dict[str, SettingsLayer]]:
+    """Merge layers in order: scalars override, rule lists concatenate, env merges by name."""
+    merged = _Merged(root=root)
+    for layer, values in layers:
+        if values is not None:
+            merged.add(layer, values)
+    return merged.settings(), merged.origin
+
+
+_SCALARS = (
+    ("model", "model"),
+    ("provider", "provider"),
+    ("base_url", "base_url"),
+    ("default_mode", "permissions.defaultMode"),
+)
+_LISTS = (
+    ("allow", "permissions.allow"),
+    ("ask", "permissions.ask"),
+    ("deny", "permissions.deny"),
+    ("additional_directories", "permissions.additionalDirectories"),
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class _Merged:
+    root: Path
+    origin: dict[str, SettingsLayer] = field(default_factory=dict)
+    scalars: dict[str, Any] = field(default_factory=dict)
+    lists: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n, _ in _LISTS})
+    hooks: dict[str, list[HookMatcherConfig]] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def add(self, layer: SettingsLayer, values: LayerValues) -> None:
+        for name, key in _SCALARS:
+            if getattr(values, name) is not None:
+                self.scalars[name] = getattr(values, name)
+                self.origin[key] = layer
+        for name, key in _LISTS:
+            items: tuple[Any, ...] = getattr(values, name)
+            if name == "additional_directories":
+                items = tuple(_resolve_dir(text, self.root) for text in items)
+            # Concatenate, keeping the first occurrence (and the layer that added it).
+            self._extend(self.lists[name], items, key, layer)
+        for event, groups in values.hooks:
+            self._extend(self.hooks.setdefault(event, []), groups, key_path("hooks", event), layer)
+        for name, value in values.env:
+            self.env[name] = value
+            self.origin[key_path("env", name)] = layer
+
+    def _extend(
+        self, merged: list[Any], items: tuple[Any, ...], key: str, layer: SettingsLayer
+    ) -> None:
+        for item in items:
+            if item not in merged:
+                self.origin[f"{key}[{len(merged)}]"] = layer
+                merged.append(item)
+
+    def settings(self) -> Settings:
+        lists = self.lists
+        permissions = PermissionSettings(
+            allow=tuple(lists["allow"]), ask=tuple(lists["ask"]), deny=tuple(lists["deny"]),
+            default_mode=self.scalars.get("default_mode", "default"),
+            additional_directories=tuple(lists["additional_directories"]),
+        )
+        hooks = {event: tuple(groups) for event, groups in self.hooks.items() if groups}
+        return Settings(
+            model=self.scalars.get("model"),
+            provider=self.scalars.get("provider"),
+            base_url=self.scalars.get("base_url"),
+            permissions=permissions,
+            hooks=MappingProxyType(hooks),
+            env=MappingProxyType(dict(self.env)),
+        )
+
+
+def _resolve_dir(text: str, root: Path) -> Path:
+    # Relative directories are relative to the project; resolving symlinks is the job of
+    # the path validator that checks every access, so no I/O here.
+    return Path(os.path.normpath(root / Path(text).expanduser()))
+
+
+def _display(path: Path, root: Path) -> str:
+    if path.is_relative_to(root):
+        return str(path.relative_to(root))
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    return value

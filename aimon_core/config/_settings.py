@@ -1,0 +1,200 @@
+"""The values of the settings tier: the merged view, its sources, and the errors of loading."""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from aimon_core.permission import PermissionRules
+
+Provider = Literal["anthropic", "openai"]
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+
+PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default", "acceptEdits", "plan", "bypassPermissions",
+)
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
+
+
+class SettingsLayer(enum.Enum):
+    """Where a setting came from; later layers override earlier ones."""
+
+    USER = "user"
+    PROJECT = "project"
+    LOCAL = "local"
+    FLAGS = "flags"
+
+
+class SettingsError(Exception):
+    """A settings file (or the flags mapping) cannot be read, parsed or validated.
+
+    `path` is None for command-line flags; `key` is the key path inside the file
+    (``permissions.allow[2]``) or None when the whole file is at fault; `line` and `column`
+    locate malformed JSON.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path | None,
+        key: str | None,
+        reason: str,
+        display: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.path = path
+        self.key = key
+        self.reason = reason
+        self.display = display or (str(path) if path is not None else "command-line flags")
+        self.line = line
+        self.column = column
+        where = self.display
+        if line is not None:
+            where += f": line {line}, column {column}"
+        if key is not None:
+            where += f": {key}"
+        super().__init__(f"{where}: {reason}")
+
+
+def key_path(parent: str, key: str) -> str:
+    """Append a mapping key to a key path, quoting keys that are not plain words."""
+    part = key if _PLAIN_KEY.fullmatch(key) else f"[{key!r}]"
+    if not parent:
+        return part
+    return parent + part if part.startswith("[") else f"{parent}.{part}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookCommandConfig:
+    """One hook command as written in settings: ``{"type", "command", "timeout"?}``."""
+
+    type: str
+    command: str
+    timeout: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookMatcherConfig:
+    """One entry of an event's hook list: an optional tool matcher and its commands."""
+
+    matcher: str | None = None
+    hooks: tuple[HookCommandConfig, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionSettings:
+    """Permission rules (as validated rule texts), the default mode and extra directories."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    default_mode: PermissionMode = "default"
+    additional_directories: tuple[Path, ...] = ()
+
+    def rules(self) -> PermissionRules:
+        """Return the parsed rules (the texts were validated when the settings were loaded)."""
+        return PermissionRules.parse(allow=self.allow, ask=self.ask, deny=self.deny)
+
+
+def _empty_hooks() -> Mapping[str, tuple[HookMatcherConfig, ...]]:
+    return MappingProxyType({})
+
+
+def _empty_env() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """The merged settings of every layer that took effect."""
+
+    model: str | None = None
+    provider: Provider | None = None
+    base_url: str | None = None
+    permissions: PermissionSettings = field(default_factory=PermissionSettings)
+    hooks: Mapping[str, tuple[HookMatcherConfig, ...]] = field(default_factory=_empty_hooks)
+    env: Mapping[str, str] = field(default_factory=_empty_env)
+
+    def hooks_json(self) -> dict[str, list[dict[str, Any]]]:
+        """Return the hooks in their settings-file shape, for `aimon_core.hook`'s parser."""
+        return hooks_to_json(self.hooks)
+
+
+def hooks_to_json(
+    hooks: Mapping[str, tuple[HookMatcherConfig, ...]],
+) -> dict[str, list[dict[str, Any]]]:
+    """Convert validated hooks back to plain JSON data (fresh dicts and lists)."""
+    result: dict[str, list[dict[str, Any]]] = {}
+    for event, matchers in hooks.items():
+        entries: list[dict[str, Any]] = []
+        for group in matchers:
+            entry: dict[str, Any] = {} if group.matcher is None else {"matcher": group.matcher}
+            entry["hooks"] = [_command_json(command) for command in group.hooks]
+            entries.append(entry)
+        result[event] = entries
+    return result
+
+
+def _command_json(command: HookCommandConfig) -> dict[str, Any]:
+    data: dict[str, Any] = {"type": command.type, "command": command.command}
+    if command.timeout is not None:
+        data["timeout"] = command.timeout
+    return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SettingsSource:
+    """One layer's file: whether it existed and whether all of it took effect.
+
+    `trusted` is False when risky parts of a project file were withheld until the user
+    trusts the folder; `path` is None for command-line flags.
+    """
+
+    path: Path | None
+    layer: SettingsLayer
+    loaded: bool
+    trusted: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrustRequest:
+    """What an untrusted project folder's settings would do, for the CLI to ask about."""
+
+    folder: Path
+    config_hash: str
+    what: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedSettings:
+    """Merged settings, the files they came from, and a trust question if one is pending.
+
+    `origin` maps key paths of the merged view (``model``, ``permissions.defaultMode``,
+    ``permissions.allow[0]``, ``hooks.PreToolUse[1]``, ``env.NAME``) to the layer that set them.
+    """
+
+    settings: Settings
+    sources: tuple[SettingsSource, ...]
+    origin: Mapping[str, SettingsLayer]
+    pending_trust: TrustRequest | None = None
+
+    def hooks_by_source(self) -> tuple[tuple[SettingsSource, dict[str, list[dict[str, Any]]]], ...]:
+        """Return the merged hooks split by the file that added them, in layer order."""
+        grouped: dict[SettingsLayer, dict[str, list[HookMatcherConfig]]] = {}
+        for event, groups in self.settings.hooks.items():
+            for index, group in enumerate(groups):
+                layer = self.origin[f"{key_path('hooks', event)}[{index}]"]
+                grouped.setdefault(layer, {}).setdefault(event, []).append(group)
+        return tuple(
+            (source, hooks_to_json({e: tuple(g) for e, g in grouped[source.layer].items()}))
+            for source in self.sources
+            if source.layer in grouped
+        )

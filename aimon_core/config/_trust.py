@@ -1,0 +1,197 @@
+"""Folder trust: which project settings are risky, their hash, and the store of trusted folders.
+
+Project settings (``settings.json`` and ``settings.local.json`` under ``.aimon/``) that add
+hooks, widen permissions, or set ``env`` or ``base_url`` take effect only once the user trusts
+the folder. The trust is bound to a hash of exactly those risky parts, so changing them asks
+again; rules that only narrow (deny, ask) always apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import secrets
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from aimon_core.config._settings import hooks_to_json
+from aimon_core.config._validate import LayerValues
+
+log = logging.getLogger(__name__)
+
+TRUST_FILE_NAME = "trusted-folders.json"
+_FORMAT_VERSION = 1
+_WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+_COMMAND_PREVIEW = 60
+
+
+def risky_parts(values: LayerValues) -> dict[str, Any]:
+    """Return the parts of a layer that need trust, as JSON data (empty if there are none)."""
+    parts: dict[str, Any] = {}
+    if any(groups for _, groups in values.hooks):
+        parts["hooks"] = hooks_to_json({e: g for e, g in values.hooks if g})
+    if values.allow:
+        parts["allow"] = list(values.allow)
+    if values.default_mode in _WIDENING_MODES:
+        parts["defaultMode"] = values.default_mode
+    if values.additional_directories:
+        parts["additionalDirectories"] = list(values.additional_directories)
+    if values.env:
+        parts["env"] = dict(values.env)
+    if values.base_url is not None:
+        parts["base_url"] = values.base_url
+    return parts
+
+
+def without_risky(values: LayerValues) -> LayerValues:
+    """Return the layer with its risky parts removed; what is left only narrows or informs."""
+    mode = None if values.default_mode in _WIDENING_MODES else values.default_mode
+    return dataclasses.replace(
+        values, hooks=(), allow=(), default_mode=mode, additional_directories=(), env=(),
+        base_url=None,
+    )
+
+
+def config_hash(layers: Sequence[tuple[str, LayerValues | None]]) -> str:
+    """Hash the risky parts of the named project layers (sha256 of canonical JSON)."""
+    document = {name: risky_parts(values) for name, values in layers if values is not None}
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def describe_risks(values: LayerValues) -> list[str]:
+    """Say in words what the risky parts of a layer would do, one line each."""
+    lines: list[str] = []
+    hooks = [(event, group) for event, groups in values.hooks for group in groups]
+    count = sum(len(group.hooks) for _, group in hooks)
+    if count:
+        per_event: dict[str, list[str]] = {}
+        for event, group in hooks:
+            per_event.setdefault(event, []).extend(_preview(c.command) for c in group.hooks)
+        shown = "; ".join(f"{event}: {', '.join(cmds)}" for event, cmds in per_event.items())
+        lines.append(f"adds {count} hook{'s' if count != 1 else ''} ({shown})")
+    lines.extend(f"allows {rule}" for rule in values.allow)
+    if values.default_mode in _WIDENING_MODES:
+        lines.append(f"sets the permission mode to {values.default_mode}")
+    lines.extend(f"gives access to the directory {d}" for d in values.additional_directories)
+    if values.env:
+        names = ", ".join(name for name, _ in values.env)
+        lines.append(f"sets environment variables for tool commands: {names}")
+    if values.base_url is not None:
+        lines.append(f"sends model requests to {values.base_url}")
+    return lines
+
+
+def _preview(command: str) -> str:
+    one_line = " ".join(command.split())
+    if len(one_line) <= _COMMAND_PREVIEW:
+        return one_line
+    return one_line[: _COMMAND_PREVIEW - 1] + "…"
+
+
+def user_dir() -> Path:
+    """Return the user config dir (honours `$AIMON_HOME`)."""
+    # Imported here: the session package sits above config, importing it at the top would cycle.
+    from aimon_core.session import user_config_dir
+
+    return user_config_dir()
+
+
+def folder_key(folder: Path | str) -> str:
+    """Return the key a folder is trusted under: its resolved absolute path."""
+    return str(Path(folder).expanduser().resolve())
+
+
+class TrustStore:
+    """The user's trusted folders, each bound to the hash of its risky settings.
+
+    The file (``<user config dir>/trusted-folders.json``) is rewritten atomically under an
+    exclusive lock. A corrupt file trusts nothing: it is logged, never fatal.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else user_dir() / TRUST_FILE_NAME
+
+    def is_trusted(self, folder: Path | str, config_hash: str) -> bool:
+        """Tell whether the user trusted `folder` with settings whose risky parts hash so."""
+        record = self._read().get(folder_key(folder))
+        return record is not None and record.get("config_hash") == config_hash
+
+    def trust(self, folder: Path | str, config_hash: str) -> None:
+        """Record that the user trusts `folder` with settings whose risky parts hash so."""
+        with self._locked():
+            folders = self._read()
+            folders[folder_key(folder)] = {
+                "config_hash": config_hash,
+                "trusted_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            self._write(folders)
+
+    def revoke(self, folder: Path | str) -> None:
+        """Forget the trust of `folder` (nothing happens if it was not trusted)."""
+        with self._locked():
+            folders = self._read()
+            if folders.pop(folder_key(folder), None) is not None:
+                self._write(folders)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            # Two aimon processes trusting folders at once must not lose each other's record.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _read(self) -> dict[str, dict[str, Any]]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as error:
+            log.warning("cannot read %s (%s); no folder is trusted", self.path, error)
+            return {}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            log.warning("%s is not valid JSON (%s); no folder is trusted", self.path, error)
+            return {}
+        folders = data.get("folders") if isinstance(data, dict) else None
+        if not isinstance(folders, dict):
+            log.warning("%s has no 'folders' object; no folder is trusted", self.path)
+            return {}
+        return {k: v for k, v in folders.items() if isinstance(v, dict)}
+
+    def _write(self, folders: dict[str, dict[str, Any]]) -> None:
+        document = {"version": _FORMAT_VERSION, "folders": folders}
+        data = (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8")
+        _atomic_write(self.path, data)
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        temp.replace(target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

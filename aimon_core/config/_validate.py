@@ -1,0 +1,274 @@
+"""Reading one settings file: strict JSON, then a check of every key into a `LayerValues`."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn, cast
+from urllib.parse import urlsplit
+
+from aimon_core.config._settings import (
+    PERMISSION_MODES,
+    PROVIDERS,
+    HookCommandConfig,
+    HookMatcherConfig,
+    PermissionMode,
+    Provider,
+    SettingsError,
+    key_path,
+)
+from aimon_core.permission import RuleError, parse_rule
+
+TOP_KEYS = ("$schema", "model", "provider", "base_url", "permissions", "hooks", "env")
+PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
+_MATCHER_KEYS = ("matcher", "hooks")
+_COMMAND_KEYS = ("type", "command", "timeout")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LayerValues:
+    """What one layer sets; None and empty mean "not set here"."""
+
+    model: str | None = None
+    provider: Provider | None = None
+    base_url: str | None = None
+    default_mode: PermissionMode | None = None
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    additional_directories: tuple[str, ...] = ()
+    hooks: tuple[tuple[str, tuple[HookMatcherConfig, ...]], ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            # A second "deny" would silently replace the first one: refuse the file instead.
+            raise _DuplicateKeyError(key)
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def read_layer(path: Path, display: str) -> LayerValues | None:
+    """Read and check one settings file; return None if it does not exist."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as error:
+        raise SettingsError(
+            path=path, key=None, display=display, reason=f"cannot read: {error.strerror or error}"
+        ) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SettingsError(
+            path=path, key=None, display=display,
+            reason=f"not valid UTF-8 (byte {error.start})",
+        ) from None
+    return check_layer(parse_json(text, path, display), path=path, display=display)
+
+
+def parse_json(text: str, path: Path | None, display: str) -> Any:
+    """Parse strict JSON, raising SettingsError with the line and column of a syntax error."""
+    if not text.strip():
+        # An empty file may be a torn write of a file that held deny rules: never read it as {}.
+        raise SettingsError(
+            path=path, key=None, display=display,
+            reason="the file is empty; write {} for no settings",
+        )
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise SettingsError(
+            path=path, key=None, display=display, line=error.lineno, column=error.colno,
+            reason=f"invalid JSON: {error.msg}",
+        ) from None
+    except _DuplicateKeyError as error:
+        raise SettingsError(
+            path=path, key=None, display=display,
+            reason=f"the key {error.key!r} appears twice in one object",
+        ) from None
+    except ValueError as error:
+        raise SettingsError(path=path, key=None, display=display, reason=str(error)) from None
+
+
+def check_layer(value: Any, *, path: Path | None, display: str) -> LayerValues:
+    """Check a parsed settings document; raise SettingsError naming the first bad key."""
+    return _Checker(path=path, display=display).layer(value)
+
+
+def _describe(value: Any) -> str:
+    match value:
+        case None:
+            return "null"
+        case bool():
+            return "true" if value else "false"
+        case int() | float():
+            return "a number"
+        case str():
+            return "a string"
+        case list():
+            return "a list"
+        case dict():
+            return "an object"
+    return type(value).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class _Checker:
+    path: Path | None
+    display: str
+
+    def fail(self, key: str, reason: str) -> NoReturn:
+        raise SettingsError(path=self.path, key=key or None, display=self.display, reason=reason)
+
+    def expected(self, key: str, what: str, value: Any) -> NoReturn:
+        self.fail(key, f"expected {what}, got {_describe(value)}")
+
+    def mapping(self, value: Any, key: str, allowed: tuple[str, ...] | None) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            self.expected(key, "an object", value)
+        for name in value:
+            if not isinstance(name, str):
+                self.fail(key, f"keys must be strings, got {name!r}")
+            if allowed is not None and name not in allowed:
+                self.fail(key_path(key, name), _unknown(name, allowed))
+        return dict(value)
+
+    def string(self, value: Any, key: str, *, empty_ok: bool = False) -> str:
+        if not isinstance(value, str):
+            self.expected(key, "a string", value)
+        if not empty_ok and not value.strip():
+            self.fail(key, "must not be empty")
+        if "\x00" in value:
+            self.fail(key, "contains a NUL character")
+        return value
+
+    def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str:
+        text = self.string(value, key)
+        if text not in choices:
+            self.fail(key, f"{text!r} is not one of {', '.join(map(repr, choices))}")
+        return text
+
+    def items(self, value: Any, key: str, check: Callable[[Any, str], Any]) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            self.expected(key, "a list", value)
+        return tuple(check(item, f"{key}[{index}]") for index, item in enumerate(value))
+
+    def layer(self, value: Any) -> LayerValues:
+        data = self.mapping(value, "", TOP_KEYS)
+        permissions = self.permissions(data["permissions"]) if "permissions" in data else {}
+        return LayerValues(
+            model=self.optional(data, "model", self.string),
+            provider=cast(Provider | None, self.optional(
+                data, "provider", lambda v, k: self.choice(v, k, PROVIDERS))),
+            base_url=self.optional(data, "base_url", self.url),
+            hooks=self.hooks(data["hooks"]) if "hooks" in data else (),
+            env=self.env(data["env"]) if "env" in data else (),
+            **permissions,
+        )
+
+    def optional(self, data: dict[str, Any], key: str, check: Callable[[Any, str], Any]) -> Any:
+        return check(data[key], key) if key in data else None
+
+    def url(self, value: Any, key: str) -> str:
+        text = self.string(value, key)
+        parts = urlsplit(text)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            self.fail(key, f"{text!r} is not an http:// or https:// URL")
+        return text
+
+    def rule(self, value: Any, key: str) -> str:
+        text = self.string(value, key)
+        try:
+            return parse_rule(text).text
+        except RuleError as error:
+            self.fail(key, f"invalid rule {text!r}: {error.reason}")
+
+    def permissions(self, value: Any) -> dict[str, Any]:
+        data = self.mapping(value, "permissions", PERMISSION_KEYS)
+        result: dict[str, Any] = {}
+        for name in ("allow", "ask", "deny"):
+            if name in data:
+                result[name] = self.items(data[name], f"permissions.{name}", self.rule)
+        if "defaultMode" in data:
+            result["default_mode"] = self.choice(
+                data["defaultMode"], "permissions.defaultMode", PERMISSION_MODES
+            )
+        if "additionalDirectories" in data:
+            result["additional_directories"] = self.items(
+                data["additionalDirectories"], "permissions.additionalDirectories", self.string
+            )
+        return result
+
+    def env(self, value: Any) -> tuple[tuple[str, str], ...]:
+        data = self.mapping(value, "env", None)
+        for name, item in data.items():
+            key = key_path("env", name)
+            if not name or "=" in name or "\x00" in name:
+                self.fail(key, "is not a valid environment variable name")
+            self.string(item, key, empty_ok=True)
+        return tuple(data.items())
+
+    def hooks(self, value: Any) -> tuple[tuple[str, tuple[HookMatcherConfig, ...]], ...]:
+        data = self.mapping(value, "hooks", None)
+        result = []
+        for event, groups in data.items():
+            if not event.strip():
+                self.fail("hooks", "an event name must not be empty")
+            result.append((event, self.items(groups, key_path("hooks", event), self.matcher)))
+        return tuple(result)
+
+    def matcher(self, value: Any, key: str) -> HookMatcherConfig:
+        data = self.mapping(value, key, _MATCHER_KEYS)
+        if "hooks" not in data:
+            self.fail(key, "missing 'hooks': the list of commands to run")
+        matcher = self.string(data["matcher"], f"{key}.matcher", empty_ok=True) \
+            if "matcher" in data else None
+        commands = self.items(data["hooks"], f"{key}.hooks", self.command)
+        return HookMatcherConfig(matcher=matcher, hooks=commands)
+
+    def command(self, value: Any, key: str) -> HookCommandConfig:
+        data = self.mapping(value, key, _COMMAND_KEYS)
+        for required in ("type", "command"):
+            if required not in data:
+                self.fail(key, f"missing {required!r}")
+        timeout = data.get("timeout")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float)
+            or not math.isfinite(timeout) or timeout <= 0
+        ):
+            self.fail(f"{key}.timeout", f"expected a positive number of seconds, got {timeout!r}")
+        return HookCommandConfig(
+            type=self.string(data["type"], f"{key}.type"),
+            command=self.string(data["command"], f"{key}.command"),
+            timeout=None if timeout is None else float(timeout),
+        )
+
+
+def _unknown(name: str, allowed: tuple[str, ...]) -> str:
+    names = [a for a in allowed if not a.startswith("$")]
+    by_lower = {a.lower().replace("_", ""): a for a in names}
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    folded = name.lower().replace("_", "").replace("-", "")
+    guess = by_lower.get(folded) or (close[0] if close else None)
+    if guess:
+        return f"unknown key; did you mean {guess!r}?"
+    return f"unknown key; expected one of {', '.join(names)}"

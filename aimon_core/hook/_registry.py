@@ -1,0 +1,159 @@
+"""HookRegistry: the hooks of an agent, and dispatching an event to those that match."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aimon_core.hook._command import OUTPUT_LIMIT, hook_label, run_command_hook
+from aimon_core.hook._config import CommandHookSpec, check_matcher, matcher_accepts
+from aimon_core.hook._events import HookEvent, HookInput
+from aimon_core.hook._result import HookResult, combine
+
+log = logging.getLogger(__name__)
+
+HookCallback = Callable[[HookInput], Awaitable[HookResult | None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _CallbackHook:
+    event: HookEvent
+    callback: HookCallback
+    matcher: str | None
+    name: str
+
+
+class HookRegistry:
+    """Command hooks from settings and Python callbacks, run when their event happens.
+
+    Command hooks (in settings order) come before callbacks (in registration order); that is
+    the order their answers are combined in. All hooks of one dispatch run concurrently.
+    """
+
+    def __init__(
+        self,
+        commands: Iterable[CommandHookSpec] = (),
+        *,
+        project_dir: Path | None = None,
+        output_limit: int = OUTPUT_LIMIT,
+        kill_grace: float = 1.0,
+    ) -> None:
+        """Args:
+        project_dir: where command hooks run (default: each input's cwd).
+        kill_grace: seconds between SIGTERM and SIGKILL when a command hook is stopped.
+        """
+        self.project_dir = project_dir
+        self.output_limit = output_limit
+        self.kill_grace = kill_grace
+        self._commands: tuple[CommandHookSpec, ...] = tuple(commands)
+        self._callbacks: list[_CallbackHook] = []
+
+    @property
+    def commands(self) -> tuple[CommandHookSpec, ...]:
+        """Return the command hooks, in settings order."""
+        return self._commands
+
+    def replace_commands(self, commands: Iterable[CommandHookSpec]) -> None:
+        """Replace every command hook (settings were reloaded); callbacks stay."""
+        self._commands = tuple(commands)
+
+    def register(
+        self,
+        event: HookEvent,
+        callback: HookCallback,
+        *,
+        matcher: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        """Run `callback` on `event` when `matcher` selects the event's subject.
+
+        The callback returns a HookResult or None (no opinion); an exception it raises
+        becomes a non-blocking error. Raises re.error for an invalid matcher regex.
+        """
+        check_matcher(matcher)
+        label = name or getattr(callback, "__qualname__", None) or repr(callback)
+        self._callbacks.append(
+            _CallbackHook(event=event, callback=callback, matcher=matcher, name=label)
+        )
+
+    def _matching(
+        self, hook_input: HookInput
+    ) -> tuple[list[CommandHookSpec], list[_CallbackHook]]:
+        subject = hook_input.match_subject()
+        seen: set[str] = set()
+        commands = []
+        for spec in self._commands:
+            # The same command configured twice (user and project settings) runs once.
+            if (spec.event is hook_input.event and spec.command not in seen
+                    and matcher_accepts(spec.matcher, subject)):
+                seen.add(spec.command)
+                commands.append(spec)
+        callbacks = [
+            hook for hook in self._callbacks
+            if hook.event is hook_input.event and matcher_accepts(hook.matcher, subject)
+        ]
+        return commands, callbacks
+
+    def has_hooks(self, event: HookEvent, subject: str | None = None) -> bool:
+        """Return True when some hook would run for `event` (and this tool name or source)."""
+        return any(
+            spec.event is event and matcher_accepts(spec.matcher, subject)
+            for spec in self._commands
+        ) or any(
+            hook.event is event and matcher_accepts(hook.matcher, subject)
+            for hook in self._callbacks
+        )
+
+    async def dispatch(self, event: HookEvent, hook_input: HookInput) -> HookResult:
+        """Run every hook that matches and return their combined answer.
+
+        Never raises for a broken hook (its failure is in `errors`); cancelling stops
+        running command hooks (their process groups are killed).
+        """
+        if hook_input.event is not event:
+            raise ValueError(
+                f"hook input is for {hook_input.event.name}, not {event.name}"
+            )
+        commands, callbacks = self._matching(hook_input)
+        runs = [self._run_command(spec, hook_input) for spec in commands]
+        runs += [self._run_callback(hook, hook_input) for hook in callbacks]
+        if not runs:
+            return HookResult()
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(run) for run in runs]
+        return combine(task.result() for task in tasks)
+
+    async def _run_command(self, spec: CommandHookSpec, hook_input: HookInput) -> HookResult:
+        try:
+            return await run_command_hook(
+                spec, hook_input, project_dir=self.project_dir,
+                output_limit=self.output_limit, kill_grace=self.kill_grace,
+            )
+        except Exception as exc:  # a bug here must not break the turn
+            log.exception("command hook %r failed", spec.command)
+            label = hook_label(spec.command)
+            return HookResult(errors=(f"hook {label!r} failed: {exc}",), source=label)
+
+    async def _run_callback(self, hook: _CallbackHook, hook_input: HookInput) -> HookResult:
+        try:
+            result = await hook.callback(hook_input)
+        except Exception as exc:
+            log.exception("hook %r raised", hook.name)
+            return HookResult(
+                errors=(f"hook {hook.name!r} raised {type(exc).__name__}: {exc}",),
+                source=hook.name,
+            )
+        if result is None:
+            return HookResult(source=hook.name)
+        if not isinstance(result, HookResult):
+            return HookResult(
+                errors=(f"hook {hook.name!r} returned {type(result).__name__}, "
+                        "not a HookResult or None; its answer was ignored",),
+                source=hook.name,
+            )
+        return dataclasses.replace(result, source=result.source or hook.name)
+
