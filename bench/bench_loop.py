@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aimon_core.testing import LoopbackModelServer, loads_script
+from aimon_core.testing import (
+    LoopbackModelServer,
+    RecordedRequest,
+    Reply,
+    ScriptedToolCall,
+    loads_script,
+)
 
 AIMON = str(Path(sys.executable).with_name("aimon"))
 
@@ -37,6 +43,30 @@ def run_child(args: list[str], env: dict[str, str], cwd: str) -> tuple[float, in
     return wall, usage.ru_maxrss // 1024, err
 
 
+def _results_so_far(request: RecordedRequest) -> int:
+    """Count tool results in a request (Anthropic tool_result blocks or OpenAI tool messages)."""
+    count = 0
+    for message in request.body.get("messages", []):
+        if message.get("role") == "tool":
+            count += 1
+        elif isinstance(message.get("content"), list):
+            count += sum(1 for b in message["content"] if b.get("type") == "tool_result")
+    return count
+
+
+def glob_responder(calls: int) -> Any:
+    """A model that calls Glob `calls` times (a different pattern each time), then answers."""
+
+    def respond(request: RecordedRequest) -> Reply:
+        done = _results_so_far(request)
+        if done >= calls:
+            return Reply(text="done")
+        pattern = f"doc{done % 5}.md" if done % 2 else f"*{done % 7}.md"
+        return Reply(tool_calls=(ScriptedToolCall(name="Glob", input={"pattern": pattern}),))
+
+    return respond
+
+
 def bench_version(runs: int) -> tuple[list[float], int]:
     times, peak = [], 0
     with tempfile.TemporaryDirectory() as cwd:
@@ -50,7 +80,7 @@ def bench_version(runs: int) -> tuple[list[float], int]:
 def bench_turn(provider: str, tool_calls: int, runs: int) -> tuple[list[float], int]:
     times, peak = [], 0
     for _ in range(runs):
-        responder: Any = loads_script({"echo_tools": tool_calls}) if tool_calls else \
+        responder: Any = glob_responder(tool_calls) if tool_calls else \
             loads_script([{"text": "done"}])
         with LoopbackModelServer(responder) as server, tempfile.TemporaryDirectory() as cwd:
             for i in range(5):
@@ -59,10 +89,10 @@ def bench_turn(provider: str, tool_calls: int, runs: int) -> tuple[list[float], 
                    if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
             if provider == "anthropic":
                 env.update(ANTHROPIC_API_KEY="bench", ANTHROPIC_BASE_URL=server.base_url)
-                model = "claude-sonnet-4-5"
+                model = "claude-sonnet-5-5"
             else:
                 env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=server.openai_base_url)
-                model = "gpt-4.1"
+                model = "gpt-5.4"
             args = [AIMON, "--provider", provider, "--model", model, "-p", "go",
                     "--max-iterations", str(tool_calls + 5)]
             wall, rss, _ = run_child(args, env, cwd)

@@ -42,9 +42,11 @@ class HookRegistry:
         output_limit: int = OUTPUT_LIMIT,
         kill_grace: float = 1.0,
     ) -> None:
-        """Args:
-        project_dir: where command hooks run (default: each input's cwd).
-        kill_grace: seconds between SIGTERM and SIGKILL when a command hook is stopped.
+        """Create a registry holding `commands` (from settings) and no callbacks yet.
+
+        Args:
+            project_dir: where command hooks run (default: each input's cwd).
+            kill_grace: seconds between SIGTERM and SIGKILL when a command hook is stopped.
         """
         self.project_dir = project_dir
         self.output_limit = output_limit
