@@ -23,6 +23,8 @@ class StopCause(enum.Enum):
     REPEATED_TOOL_CALL = "repeated_tool_call"
     MODEL_ERROR = "model_error"
     INTERRUPTED = "interrupted"
+    PROMPT_BLOCKED = "prompt_blocked"  # a UserPromptSubmit hook refused the prompt
+    HOOK_STOPPED = "hook_stopped"  # a hook answered `"continue": false`
 
     @property
     def ok(self) -> bool:

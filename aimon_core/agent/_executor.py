@@ -26,6 +26,7 @@ from aimon_core.agent._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from aimon_core.agent._hooks import HookSite, HookStopError, TurnHooks
 from aimon_core.agent._prompt import Environment, assemble_system_prompt, gather_environment
 from aimon_core.agent._runtime import AgentRuntime
 from aimon_core.agent._transcript import INTERRUPTED_RESULT, repair_tool_pairs
@@ -46,7 +47,7 @@ from aimon_core.llm import (
     ToolUseBlock,
     Usage,
 )
-from aimon_core.tools import Tool, ToolContext, ToolResult, execute_tool
+from aimon_core.tools import Tool, ToolContext, ToolResult, check_input, execute_tool
 
 REPEAT_LIMIT = 3
 
@@ -69,6 +70,9 @@ class ExecutionRequest:
     # Called with each message as it becomes part of the transcript (for persistence).
     on_message: Callable[[Message], None] = _ignore
     execution_id: str = ""
+    # Passed to hooks: where the transcript lives and the permission mode in force.
+    transcript_path: str | None = None
+    permission_mode: str | None = None
 
 
 @dataclass(slots=True)
@@ -84,6 +88,9 @@ class _Run:
     tool_calls: int = 0
     last_call: str | None = None
     repeats: int = 0
+    hooks: TurnHooks | None = None
+    hook_stop: str | None = None
+    stop_hook_active: bool = False
 
     def commit(self, message: Message) -> None:
         self.messages.append(message)
@@ -112,18 +119,36 @@ class Executor:
         run.emit(ExecutionStarted(
             execution_id=request.execution_id or uuid.uuid4().hex, prompt=request.prompt.text
         ))
-        run.commit(request.prompt)
-        env = request.environment or await gather_environment(
-            request.tool_context.project_root, request.tool_context.cwd
-        )
-        system = assemble_system_prompt(runtime.agent, env, dict(request.variables))
+        ctx = request.tool_context
+        run.hooks = TurnHooks(runtime.hooks, HookSite(
+            session_id=ctx.session_id, cwd=ctx.cwd, transcript_path=request.transcript_path,
+            permission_mode=request.permission_mode), run.emit)
         try:
-            result = await self._loop(run, system)
+            result = await self._start(run)
         except asyncio.CancelledError:
             self._finish(run, StopCause.INTERRUPTED, "interrupted by the user")
             raise
         run.emit(ExecutionFinished(result=result))
         return result
+
+    async def _start(self, run: _Run) -> ExecutionResult:
+        request, runtime = run.request, run.runtime
+        assert run.hooks is not None
+        try:
+            blocked, context = await run.hooks.on_start(request.prompt.text)
+        except HookStopError as exc:
+            return self._result(run, StopCause.HOOK_STOPPED, exc.reason)
+        if blocked is not None:
+            return self._result(run, StopCause.PROMPT_BLOCKED, f"prompt blocked: {blocked}")
+        prompt = request.prompt
+        if context:
+            prompt = Message(role="user", content=(*prompt.content, TextBlock(text=context)))
+        run.commit(prompt)
+        env = request.environment or await gather_environment(
+            request.tool_context.project_root, request.tool_context.cwd
+        )
+        system = assemble_system_prompt(runtime.agent, env, dict(request.variables))
+        return await self._loop(run, system)
 
     async def _loop(self, run: _Run, system: str) -> ExecutionResult:
         while True:
@@ -141,10 +166,28 @@ class Executor:
             run.commit(response.message)
             tool_uses = response.message.tool_uses
             if not tool_uses:
-                return self._answered(run, response)
+                insist = await self._stop_hooks(run, response)
+                if insist is None:
+                    return self._answered(run, response)
+                if isinstance(insist, ExecutionResult):
+                    return insist
+                run.commit(Message(role="user", content=(TextBlock(text=insist),)))
+                continue
             stop = await self._run_tools(run, tool_uses)
+            if run.hook_stop is not None:
+                return self._result(run, StopCause.HOOK_STOPPED, run.hook_stop)
             if stop is not None:
                 return self._result(run, StopCause.REPEATED_TOOL_CALL, stop)
+
+    async def _stop_hooks(self, run: _Run, response: LLMResponse) -> str | ExecutionResult | None:
+        """Run Stop hooks: None to finish, feedback to go on, or a result if one stopped."""
+        assert run.hooks is not None
+        try:
+            return await run.hooks.on_stop(response.text, run.stop_hook_active)
+        except HookStopError as exc:
+            return self._result(run, StopCause.HOOK_STOPPED, exc.reason)
+        finally:
+            run.stop_hook_active = True
 
     async def _call_model(self, run: _Run, system: str) -> LLMResponse:
         runtime = run.runtime
@@ -241,7 +284,18 @@ class Executor:
                                   result=result, duration_s=time.monotonic() - started))
 
     async def _checked_run(self, run: _Run, use: ToolUseBlock) -> ToolResult:
-        runtime, ctx = run.runtime, run.request.tool_context
+        if run.hook_stop is not None:
+            return ToolResult.error(f"Not run: {run.hook_stop}")
+        try:
+            return await self._hooked_run(run, use)
+        except HookStopError as exc:
+            run.hook_stop = exc.reason
+            return ToolResult.error(f"Stopped by a hook: {exc.reason}")
+
+    async def _hooked_run(self, run: _Run, use: ToolUseBlock) -> ToolResult:
+        """Schema gate, PreToolUse hooks, permission gate, run, PostToolUse hooks."""
+        runtime, ctx, hooks = run.runtime, run.request.tool_context, run.hooks
+        assert hooks is not None
         if use.input_error is not None:
             return ToolResult.error(f"{use.input_error}. The call was not run; send it again "
                                     "with complete, valid JSON arguments.")
@@ -249,10 +303,22 @@ class Executor:
         if tool is None:
             known = ", ".join(runtime.tools.names()) or "none"
             return ToolResult.error(f"No tool named {use.name!r}. Available tools: {known}.")
-        verdict = await runtime.gate(tool, use.input, ctx)
+        tool_input: Mapping[str, Any] = use.input
+        problem = check_input(tool, tool_input)
+        if problem is not None:
+            return ToolResult.error(f"Invalid input for {tool.name}: {problem}. "
+                                    "Fix the arguments and call it again.")
+        pre = await hooks.pre_tool(use)
+        if pre.denied is not None:
+            return ToolResult.error(pre.denied + await hooks.permission_denied(use, pre.denied))
+        if pre.updated_input is not None:
+            tool_input = pre.updated_input
+        verdict = await runtime.gate(tool, tool_input, ctx, hint=pre.permission)
         if not verdict.allowed:
-            return ToolResult.error(verdict.message or f"Permission to use {tool.name} was denied.")
-        return await execute_tool(tool, use.input, ctx)
+            message = verdict.message or f"Permission to use {tool.name} was denied."
+            return ToolResult.error(message + await hooks.permission_denied(use, message))
+        result = await execute_tool(tool, tool_input, ctx)
+        return await hooks.post_tool(use, tool_input, result)
 
     def _commit_results(
         self, run: _Run, tool_uses: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]

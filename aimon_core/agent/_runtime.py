@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from aimon_core.agent._definition import AgentDefinition
+from aimon_core.hook import HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
 from aimon_core.tools import Tool, ToolContext, ToolRegistry
 
@@ -37,10 +38,32 @@ class GateVerdict:
     decided_by: str = ""
 
 
-ToolGate = Callable[[Tool, Mapping[str, Any], ToolContext], Awaitable[GateVerdict]]
+class ToolGate(Protocol):
+    """Decides whether one tool call may run; may ask the user through an attached UI.
+
+    `hint` carries a PreToolUse hook's permission decision: ALLOW skips asking (deny rules
+    still win), ASK asks even where a rule would allow.
+    """
+
+    async def __call__(
+        self,
+        tool: Tool,
+        tool_input: Mapping[str, Any],
+        ctx: ToolContext,
+        *,
+        hint: PermissionDecision | None = None,
+    ) -> GateVerdict:
+        """Return whether the call may run."""
+        ...
 
 
-async def allow_all(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext) -> GateVerdict:
+async def allow_all(
+    tool: Tool,
+    tool_input: Mapping[str, Any],
+    ctx: ToolContext,
+    *,
+    hint: PermissionDecision | None = None,
+) -> GateVerdict:
     """Allow every tool call (for tests and trusted programmatic use)."""
     return GateVerdict(allowed=True, decided_by="allow_all")
 
@@ -55,6 +78,7 @@ class AgentRuntime:
     tools: ToolRegistry
     gate: ToolGate = allow_all
     settings: ModelSettings = field(default_factory=ModelSettings)
+    hooks: HookRegistry | None = None
     id: AgentRuntimeId | None = None
 
     @property

@@ -12,9 +12,11 @@ from aimon_core.permission._paths import evaluate_path
 from aimon_core.permission._rules import Decision, PermissionRules, Verdict
 from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
 
+PRINT_MODE = "print mode"
+
 
 def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
-           project_root: Path) -> Decision:
+           project_root: Path, *, cwd: Path | None = None) -> Decision:
     """Return the rules' decision on one call; ASK when no rule and no default allows it."""
     whole = evaluate_tool(tool.name, rules)
     if whole is not None and whole.verdict is Verdict.DENY:
@@ -28,7 +30,8 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
         case PathSubject(param=param):
             path = tool_input.get(param)
             if isinstance(path, str) and path:
-                decision = evaluate_path(tool.name, path, rules, project_root=project_root)
+                decision = evaluate_path(tool.name, path, rules, project_root=project_root,
+                                         cwd=cwd)
                 if decision.verdict is not Verdict.ASK:
                     return decision
         case _:
@@ -40,7 +43,8 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
     return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool.name}")
 
 
-def _hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+def allowed_tools_hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    """Return the ``--allowed-tools`` flag that would allow a call like this one."""
     if isinstance(tool.subject, CommandSubject):
         command = str(tool_input.get(tool.subject.param, "")).split()
         program = command[0] if command else "COMMAND"
@@ -48,27 +52,39 @@ def _hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
     return f'--allowed-tools "{tool.name}"'
 
 
+def settled_verdict(decision: Decision) -> GateVerdict:
+    """Turn an ALLOW or DENY decision into the gate's answer."""
+    decided_by = decision.rule or decision.reason
+    if decision.verdict is Verdict.ALLOW:
+        return GateVerdict(allowed=True, decided_by=decided_by)
+    return GateVerdict(
+        allowed=False,
+        message=f"Permission denied: {decision.reason}. Do not retry this call.",
+        decided_by=decided_by,
+    )
+
+
+def unasked_verdict(tool: Tool, tool_input: Mapping[str, Any], decision: Decision, *,
+                    decided_by: str = PRINT_MODE) -> GateVerdict:
+    """Refuse an ASK decision when nobody can be asked, naming the flag that would allow it."""
+    return GateVerdict(
+        allowed=False,
+        message=(
+            f"Permission needed: {decision.reason}, and print mode cannot ask the user. "
+            f"The user can allow it by running aimon with {allowed_tools_hint(tool, tool_input)}. "
+            "Continue without it if you can, or say what you need."
+        ),
+        decided_by=decided_by,
+    )
+
+
 def print_mode_gate(rules: PermissionRules, *, project_root: Path) -> ToolGate:
     """Return a gate for runs without a person to ask: ASK becomes a refusal with a hint."""
 
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext) -> GateVerdict:
         decision = decide(tool, tool_input, rules, project_root)
-        if decision.verdict is Verdict.ALLOW:
-            return GateVerdict(allowed=True, decided_by=decision.rule or decision.reason)
-        if decision.verdict is Verdict.DENY:
-            return GateVerdict(
-                allowed=False,
-                message=f"Permission denied: {decision.reason}. Do not retry this call.",
-                decided_by=decision.rule or decision.reason,
-            )
-        return GateVerdict(
-            allowed=False,
-            message=(
-                f"Permission needed: {decision.reason}, and print mode cannot ask the user. "
-                f"The user can allow it by running aimon with {_hint(tool, tool_input)}. "
-                "Continue without it if you can, or say what you need."
-            ),
-            decided_by="print mode",
-        )
+        if decision.verdict is Verdict.ASK:
+            return unasked_verdict(tool, tool_input, decision)
+        return settled_verdict(decision)
 
     return gate

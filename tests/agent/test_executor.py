@@ -129,7 +129,7 @@ def test_unknown_tool_and_bad_input_become_errors(context: ToolContext) -> None:
 
 
 def test_gate_denial_reaches_the_model(context: ToolContext) -> None:
-    async def deny(tool: Tool, tool_input: Any, ctx: ToolContext) -> GateVerdict:
+    async def deny(tool: Tool, tool_input: Any, ctx: ToolContext, **_: Any) -> GateVerdict:
         return GateVerdict(allowed=False, message="Denied by test rule.")
 
     ran: list[str] = []

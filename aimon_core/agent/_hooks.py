@@ -1,0 +1,133 @@
+"""The executor's hook points: PRE_TOOL, POST_TOOL, ON_START, ON_STOP, PERMISSION_DENIED."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aimon_core.agent._events import AgentEvent, Notice
+from aimon_core.hook import (
+    HookEvent,
+    HookInput,
+    HookRegistry,
+    HookResult,
+    PermissionDecision,
+    feedback_reminder,
+)
+from aimon_core.llm import ToolUseBlock
+from aimon_core.tools import ToolResult
+
+
+class HookStopError(Exception):
+    """A hook said the turn must stop (Claude Code's `"continue": false`)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason or "a hook stopped the turn")
+        self.reason = reason or "a hook stopped the turn"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreToolOutcome:
+    """What PreToolUse hooks decided about one call."""
+
+    denied: str | None = None
+    permission: PermissionDecision | None = None
+    updated_input: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookSite:
+    """Facts every hook input carries."""
+
+    session_id: str
+    cwd: Path
+    transcript_path: str | None = None
+    permission_mode: str | None = None
+
+
+class TurnHooks:
+    """Runs the registry's hooks at the executor's points and reports their notes as events."""
+
+    def __init__(self, registry: HookRegistry | None, site: HookSite,
+                 emit: Callable[[AgentEvent], None]) -> None:
+        self._registry = registry
+        self._site = site
+        self._emit = emit
+
+    def _active(self, event: HookEvent, subject: str | None = None) -> bool:
+        return self._registry is not None and self._registry.has_hooks(event, subject)
+
+    async def _dispatch(self, event: HookEvent, **fields: Any) -> HookResult:
+        assert self._registry is not None
+        site = self._site
+        hook_input = HookInput(event=event, session_id=site.session_id, cwd=site.cwd,
+                               transcript_path=site.transcript_path,
+                               permission_mode=site.permission_mode, **fields)
+        result = await self._registry.dispatch(event, hook_input)
+        for error in result.errors:
+            self._emit(Notice(text=f"hook error: {error}", level="warning"))
+        if result.system_message:
+            self._emit(Notice(text=result.system_message))
+        if result.stopped:
+            raise HookStopError(result.stop_reason)
+        return result
+
+    async def on_start(self, prompt: str) -> tuple[str | None, str]:
+        """Return (why the prompt is blocked, or None; context to add for the model)."""
+        if not self._active(HookEvent.ON_START):
+            return None, ""
+        result = await self._dispatch(HookEvent.ON_START, prompt=prompt)
+        if result.blocked:
+            return result.feedback or "a hook blocked this prompt", ""
+        return None, feedback_reminder(result.additional_context)
+
+    async def pre_tool(self, use: ToolUseBlock) -> PreToolOutcome:
+        """Ask PreToolUse hooks about a call before the permission check."""
+        if not self._active(HookEvent.PRE_TOOL, use.name):
+            return PreToolOutcome()
+        result = await self._dispatch(HookEvent.PRE_TOOL, tool_name=use.name,
+                                      tool_input=dict(use.input), tool_use_id=use.id)
+        if result.denied or result.blocked:
+            reason = result.feedback or f"a PreToolUse hook blocked {use.name}"
+            return PreToolOutcome(denied=f"Blocked by hook: {reason}")
+        return PreToolOutcome(permission=result.permission, updated_input=result.updated_input)
+
+    async def post_tool(self, use: ToolUseBlock, tool_input: Mapping[str, Any],
+                        result: ToolResult) -> ToolResult:
+        """Run PostToolUse hooks after a call that ran; their feedback joins the result."""
+        if result.is_error or not self._active(HookEvent.POST_TOOL, use.name):
+            return result
+        response: dict[str, Any] = {"content": result.text, **dict(result.data)}
+        hooked = await self._dispatch(HookEvent.POST_TOOL, tool_name=use.name,
+                                      tool_input=dict(tool_input), tool_use_id=use.id,
+                                      tool_response=response)
+        extra = "\n".join(t for t in (hooked.feedback, hooked.additional_context) if t)
+        if not extra:
+            return result
+        from dataclasses import replace
+
+        from aimon_core.llm import TextBlock
+
+        return replace(result, content=(*result.content,
+                                        TextBlock(text=feedback_reminder(extra))))
+
+    async def permission_denied(self, use: ToolUseBlock, reason: str) -> str:
+        """Tell PermissionDenied hooks; return context they add to the denial."""
+        if not self._active(HookEvent.PERMISSION_DENIED, use.name):
+            return ""
+        result = await self._dispatch(HookEvent.PERMISSION_DENIED, tool_name=use.name,
+                                      tool_input=dict(use.input), tool_use_id=use.id,
+                                      reason=reason)
+        return feedback_reminder(result.additional_context)
+
+    async def on_stop(self, last_message: str, active: bool) -> str | None:
+        """Run Stop hooks; return feedback when one insists the agent goes on."""
+        if not self._active(HookEvent.ON_STOP):
+            return None
+        result = await self._dispatch(HookEvent.ON_STOP, stop_hook_active=active,
+                                      last_assistant_message=last_message)
+        if result.blocked:
+            return feedback_reminder(result.feedback or "a Stop hook asked you to continue")
+        return None
