@@ -85,7 +85,8 @@ def test_prompt_hook_context_and_post_tool_feedback(tmp_path: Path,
     on_prompt = hook_script(tmp_path, "ctx", f"open({str(log)!r}, 'w').write(json.dumps(event))\n"
                             "print('The build uses make.')\n")
     post = hook_script(tmp_path, "post", "print(json.dumps({'hookSpecificOutput': "
-                       "{'hookEventName': 'PostToolUse', 'additionalContext': 'lint is clean'}}))\n")
+                       "{'hookEventName': 'PostToolUse', "
+                       "'additionalContext': 'lint is clean'}}))\n")
     client = script(reply("", ("Bash", {"command": "ls"})), reply("done"))
     result, _, committed = run_with(tmp_path, client, [
         spec(HookEvent.ON_START, on_prompt), spec(HookEvent.POST_TOOL, post, "Bash")], context)
@@ -125,7 +126,7 @@ def test_continue_false_stops_the_turn_with_valid_transcript(
     command = hook_script(tmp_path, "halt", "print(json.dumps({'continue': False, "
                           "'stopReason': 'quota of edits reached'}))\n")
     client = script(reply("", ("Bash", {"command": "ls"}), ("Bash", {"command": "pwd"})))
-    result, events, committed = run_with(
+    result, _, committed = run_with(
         tmp_path, client, [spec(HookEvent.PRE_TOOL, command, "Bash")], context)
     assert result.stop is StopCause.HOOK_STOPPED and "quota of edits" in result.reason
     results = [b for b in committed[-1].content if isinstance(b, ToolResultBlock)]
