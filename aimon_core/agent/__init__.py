@@ -44,6 +44,7 @@ from aimon_core.agent._runtime import (
     GateVerdict,
     ToolGate,
     allow_all,
+    read_only,
 )
 from aimon_core.agent._transcript import INTERRUPTED_RESULT, NEVER_RAN_RESULT, repair_tool_pairs
 
@@ -87,6 +88,7 @@ __all__ = [
     "load_builtin_agent",
     "parse_agent",
     "parse_frontmatter",
+    "read_only",
     "repair_tool_pairs",
     "split_frontmatter",
     "split_tool_list",

@@ -68,6 +68,24 @@ async def allow_all(
     return GateVerdict(allowed=True, decided_by="allow_all")
 
 
+async def read_only(
+    tool: Tool,
+    tool_input: Mapping[str, Any],
+    ctx: ToolContext,
+    *,
+    hint: PermissionDecision | None = None,
+) -> GateVerdict:
+    """Allow read-only tools only: the safe default when no permission policy is given."""
+    if tool.read_only:
+        return GateVerdict(allowed=True, decided_by="read-only tool")
+    return GateVerdict(
+        allowed=False,
+        message=f"{tool.name} is not allowed: this agent runs without a permission policy, "
+        "which allows read-only tools only.",
+        decided_by="default gate",
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentRuntime:
     """One agent's model client, model, tools and gate; created once, never closed by a session."""
@@ -76,7 +94,7 @@ class AgentRuntime:
     client: LLMClient
     model: str
     tools: ToolRegistry
-    gate: ToolGate = allow_all
+    gate: ToolGate = read_only
     settings: ModelSettings = field(default_factory=ModelSettings)
     hooks: HookRegistry | None = None
     id: AgentRuntimeId | None = None

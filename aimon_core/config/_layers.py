@@ -34,6 +34,7 @@ SETTINGS_FILE = "settings.json"
 LOCAL_SETTINGS_FILE = "settings.local.json"
 PROJECT_DIR = ".aimon"
 _FLAGS_DISPLAY = "command-line flags"
+_PROJECT_LAYERS = frozenset({SettingsLayer.PROJECT, SettingsLayer.LOCAL})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,9 +106,6 @@ def _gate(
         for item in layers
     ]
     return gated, TrustRequest(folder=Path(folder_key(root)), config_hash=digest, what=what)
-
-
-_PROJECT_LAYERS = frozenset({SettingsLayer.PROJECT, SettingsLayer.LOCAL})
 
 
 def merge(
@@ -196,7 +194,10 @@ def _resolve_dir(text: str, root: Path) -> Path:
 def _display(path: Path, root: Path) -> str:
     if path.is_relative_to(root):
         return str(path.relative_to(root))
-    home = Path.home()
+    try:
+        home = Path.home()
+    except RuntimeError:
+        return str(path)
     return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 

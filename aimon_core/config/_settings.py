@@ -76,7 +76,7 @@ def key_path(parent: str, key: str) -> str:
 class HookCommandConfig:
     """One hook command as written in settings: ``{"type", "command", "timeout"?}``."""
 
-    type: str
+    type: str = "command"
     command: str
     timeout: float | None = None
 

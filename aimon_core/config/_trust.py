@@ -61,7 +61,12 @@ def without_risky(values: LayerValues) -> LayerValues:
 
 def config_hash(layers: Sequence[tuple[str, LayerValues | None]]) -> str:
     """Hash the risky parts of the named project layers (sha256 of canonical JSON)."""
-    document = {name: risky_parts(values) for name, values in layers if values is not None}
+    # Layers without risky parts are left out: adding a harmless local file keeps the trust.
+    document = {
+        name: parts
+        for name, values in layers
+        if values is not None and (parts := risky_parts(values))
+    }
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -107,6 +107,10 @@ def parse_json(text: str, path: Path | None, display: str) -> Any:
         ) from None
     except ValueError as error:
         raise SettingsError(path=path, key=None, display=display, reason=str(error)) from None
+    except RecursionError:
+        raise SettingsError(
+            path=path, key=None, display=display, reason="the JSON is nested too deeply"
+        ) from None
 
 
 def check_layer(value: Any, *, path: Path | None, display: str) -> LayerValues:
@@ -168,7 +172,7 @@ class _Checker:
         return text
 
     def items(self, value: Any, key: str, check: Callable[[Any, str], Any]) -> tuple[Any, ...]:
-        if not isinstance(value, list):
+        if not isinstance(value, list | tuple):
             self.expected(key, "a list", value)
         return tuple(check(item, f"{key}[{index}]") for index, item in enumerate(value))
 
@@ -247,9 +251,8 @@ class _Checker:
 
     def command(self, value: Any, key: str) -> HookCommandConfig:
         data = self.mapping(value, key, _COMMAND_KEYS)
-        for required in ("type", "command"):
-            if required not in data:
-                self.fail(key, f"missing {required!r}")
+        if "command" not in data:
+            self.fail(key, "missing 'command'")
         timeout = data.get("timeout")
         if timeout is not None and (
             isinstance(timeout, bool) or not isinstance(timeout, int | float)
@@ -257,7 +260,8 @@ class _Checker:
         ):
             self.fail(f"{key}.timeout", f"expected a positive number of seconds, got {timeout!r}")
         return HookCommandConfig(
-            type=self.string(data["type"], f"{key}.type"),
+            # Like Claude Code and aimon_core.hook, a hook without a type is a command hook.
+            type=self.string(data.get("type", "command"), f"{key}.type"),
             command=self.string(data["command"], f"{key}.command"),
             timeout=None if timeout is None else float(timeout),
         )

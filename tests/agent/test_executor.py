@@ -23,6 +23,7 @@ from aimon_core.agent import (
     StopCause,
     ToolCallFinished,
     ToolCallStarted,
+    allow_all,
     parse_agent,
 )
 from aimon_core.llm import (
@@ -57,8 +58,24 @@ async def echo(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
 
 
 def make_runtime(client: Any, *tools: Tool, **kw: Any) -> AgentRuntime:
+    kw.setdefault("gate", allow_all)
     return AgentRuntime(agent=AGENT, client=client, model="scripted",
                         tools=ToolRegistry(tools or (make_tool("Echo", echo),)), **kw)
+
+
+def test_default_gate_allows_read_only_tools_only(context: ToolContext) -> None:
+    async def write(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
+        raise AssertionError("must not run")
+
+    client = script(reply("", ("Echo", {"text": "x"}), ("W", {})), reply("ok"))
+    runtime = AgentRuntime(agent=AGENT, client=client, model="scripted",
+                           tools=ToolRegistry([make_tool("Echo", echo),
+                                               make_tool("W", write, read_only=False)]))
+    _, _, committed = run(runtime, context)
+    first, second = committed[2].content
+    assert isinstance(first, ToolResultBlock) and not first.is_error
+    assert isinstance(second, ToolResultBlock) and second.is_error
+    assert "read-only tools only" in second.text
 
 
 def run(runtime: AgentRuntime, context: ToolContext, prompt: str = "go",

@@ -13,6 +13,7 @@ from aimon_core.agent import (
     Environment,
     ExecutionBudget,
     StopCause,
+    allow_all,
     parse_agent,
     repair_tool_pairs,
 )
@@ -50,7 +51,7 @@ async def ok_tool(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
 
 def setup(tmp_path: Path, client: Any, *tools: Tool) -> tuple[AgentRuntime, SessionStore,
                                                               ToolContext]:
-    runtime = AgentRuntime(agent=AGENT, client=client, model="scripted",
+    runtime = AgentRuntime(agent=AGENT, client=client, model="scripted", gate=allow_all,
                            tools=ToolRegistry(tools or (make_tool("Ok", ok_tool),)))
     base = tmp_path / "data"
     store = SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))

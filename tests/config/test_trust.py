@@ -1,0 +1,197 @@
+"""Folder trust: risky project settings wait for the user's trust, bound to a hash."""
+
+from __future__ import annotations
+
+import json
+import logging
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aimon_core.config import SettingsLayer, TrustStore, load_settings
+from aimon_core.session import user_config_dir
+
+from .conftest import Writer
+
+RISKY: dict[str, Any] = {
+    "model": "project-model",
+    "permissions": {
+        "allow": ["Bash(npm:*)"],
+        "deny": ["Bash(curl:*)"],
+        "ask": ["Edit"],
+        "defaultMode": "bypassPermissions",
+    },
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "./check.sh"},
+            {"type": "command", "command": "./lint.sh"}]}],
+    },
+    "env": {"NODE_OPTIONS": "--require ./evil.js"},
+}
+
+
+def test_untrusted_project_loads_only_what_narrows(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("user", {"permissions": {"allow": ["Read"], "defaultMode": "acceptEdits"}})
+    write("project", RISKY)
+    write("local", {"base_url": "https://proxy.test", "permissions": {
+        "additionalDirectories": ["/"], "deny": ["WebFetch"]}})
+
+    loaded = load_settings(project, trust_store=trust_store)
+    settings = loaded.settings
+    assert settings.model == "project-model"
+    assert settings.permissions.allow == ("Read",)
+    assert settings.permissions.deny == ("Bash(curl:*)", "WebFetch")
+    assert settings.permissions.ask == ("Edit",)
+    assert settings.permissions.default_mode == "acceptEdits"  # the user's, not the project's
+    assert settings.permissions.additional_directories == ()
+    assert dict(settings.hooks) == {}
+    assert dict(settings.env) == {}
+    assert settings.base_url is None
+    assert [(s.layer, s.loaded, s.trusted) for s in loaded.sources] == [
+        (SettingsLayer.USER, True, True),
+        (SettingsLayer.PROJECT, True, False),
+        (SettingsLayer.LOCAL, True, False),
+    ]
+
+    request = loaded.pending_trust
+    assert request is not None
+    assert request.folder == project.resolve()
+    assert request.what == (
+        "adds 2 hooks (PreToolUse: ./check.sh, ./lint.sh)",
+        "allows Bash(npm:*)",
+        "sets the permission mode to bypassPermissions",
+        "sets environment variables for tool commands: NODE_OPTIONS",
+        "gives access to the directory /",
+        "sends model requests to https://proxy.test",
+    )
+
+
+def test_trust_loads_everything_until_the_risky_parts_change(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("project", RISKY)
+    request = load_settings(project, trust_store=trust_store).pending_trust
+    assert request is not None
+
+    trust_store.trust(request.folder, request.config_hash)
+    trusted = load_settings(project, trust_store=trust_store)
+    assert trusted.pending_trust is None
+    assert trusted.settings.permissions.allow == ("Bash(npm:*)",)
+    assert trusted.settings.permissions.default_mode == "bypassPermissions"
+    assert len(trusted.settings.hooks["PreToolUse"][0].hooks) == 2
+    assert dict(trusted.settings.env) == {"NODE_OPTIONS": "--require ./evil.js"}
+    assert all(source.trusted for source in trusted.sources)
+
+    # A change that only narrows keeps the trust.
+    write("project", {**RISKY, "model": "other", "permissions": {
+        **RISKY["permissions"], "deny": ["Bash(curl:*)", "Bash(wget:*)"]}})
+    assert load_settings(project, trust_store=trust_store).pending_trust is None
+
+    # A changed hook (here in the local file) asks again and is withheld meanwhile.
+    write("local", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x.sh"}]}]}})
+    again = load_settings(project, trust_store=trust_store)
+    assert again.pending_trust is not None
+    assert again.pending_trust.config_hash != request.config_hash
+    assert dict(again.settings.hooks) == {}
+    assert again.settings.permissions.allow == ()
+    assert again.pending_trust.what[-1] == "adds 1 hook (Stop: x.sh)"
+
+    trust_store.revoke(project)
+    trust_store.revoke(project)  # revoking twice is fine
+    assert not trust_store.is_trusted(project, request.config_hash)
+
+
+def test_settings_that_only_narrow_need_no_trust(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("project", {"model": "m", "permissions": {"deny": ["Bash"], "defaultMode": "plan"},
+                      "hooks": {}, "env": {}})
+    loaded = load_settings(project, trust_store=trust_store)
+    assert loaded.pending_trust is None
+    assert loaded.settings.permissions.default_mode == "plan"
+    assert all(source.trusted for source in loaded.sources)
+
+
+def test_user_settings_and_flags_never_need_trust(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("user", RISKY)
+    loaded = load_settings(project, trust_store=trust_store, flags={"env": {"X": "1"}})
+    assert loaded.pending_trust is None
+    assert loaded.settings.permissions.allow == ("Bash(npm:*)",)
+    assert dict(loaded.settings.env) == {"NODE_OPTIONS": "--require ./evil.js", "X": "1"}
+
+
+def test_trust_all_skips_the_question(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("project", RISKY)
+    loaded = load_settings(project, trust_store=trust_store, trust_all=True)
+    assert loaded.pending_trust is None
+    assert loaded.settings.permissions.allow == ("Bash(npm:*)",)
+    assert not trust_store.path.exists()
+
+
+def test_long_hook_commands_are_shortened(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    command = "python -c '" + "x" * 100 + "'\n"
+    write("project", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    request = load_settings(project, trust_store=trust_store).pending_trust
+    assert request is not None
+    (line,) = request.what
+    assert line.startswith("adds 1 hook (Stop: python -c 'xxx")
+    assert line.endswith("…)")
+    assert len(line) < 100
+
+
+def test_trust_file_is_written_atomically_and_privately(project: Path) -> None:
+    store = TrustStore()
+    assert store.path == user_config_dir() / "trusted-folders.json"
+    store.trust(project, "abc")
+    store.trust(project / "..", "def")
+
+    data = json.loads(store.path.read_text(encoding="utf-8"))
+    assert data["version"] == 1
+    assert data["folders"][str(project.resolve())]["config_hash"] == "abc"
+    assert data["folders"][str(project.parent.resolve())]["config_hash"] == "def"
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    leftovers = [p.name for p in store.path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+    assert store.is_trusted(project, "abc")
+    assert not store.is_trusted(project, "abd")
+    assert TrustStore(store.path).is_trusted(str(project) + "/.", "abc")
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"folders": 3}', "\xff"])
+def test_corrupt_trust_file_trusts_nothing_with_a_warning(
+    project: Path, tmp_path: Path, write: Writer, caplog: pytest.LogCaptureFixture,
+    content: str
+) -> None:
+    store = TrustStore(tmp_path / "trust" / "trusted-folders.json")
+    store.path.parent.mkdir()
+    store.path.write_bytes(content.encode("latin-1"))
+    write("project", RISKY)
+
+    with caplog.at_level(logging.WARNING, logger="aimon_core.config"):
+        loaded = load_settings(project, trust_store=store)
+    assert loaded.pending_trust is not None
+    assert any("no folder is trusted" in r.getMessage() for r in caplog.records)
+
+    store.trust(loaded.pending_trust.folder, loaded.pending_trust.config_hash)
+    assert load_settings(project, trust_store=store).pending_trust is None
+
+
+def test_a_harmless_new_local_file_keeps_the_trust(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("project", RISKY)
+    request = load_settings(project, trust_store=trust_store).pending_trust
+    assert request is not None
+    trust_store.trust(request.folder, request.config_hash)
+    write("local", {"model": "mine", "permissions": {"deny": ["Bash(git push:*)"]}})
+    assert load_settings(project, trust_store=trust_store).pending_trust is None
