@@ -1,5 +1,17 @@
 """Permission rules and the matcher that decides tool calls against them."""
 
+from aimon_core.permission._approvals import (
+    AgentApprovalStore,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalScope,
+    SessionApprovals,
+    TurnApprovals,
+    agent_approvals_path,
+    approval_rule,
+)
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._gate import decide, print_mode_gate
 from aimon_core.permission._matcher import (
@@ -7,7 +19,19 @@ from aimon_core.permission._matcher import (
     evaluate_tool,
     is_read_only_command,
 )
+from aimon_core.permission._modes import (
+    PermissionMode,
+    PermissionModeError,
+    check_bypass_allowed,
+    parse_mode,
+)
 from aimon_core.permission._paths import evaluate_path
+from aimon_core.permission._policy import (
+    Approver,
+    PermissionPolicy,
+    denied_message,
+    interactive_gate,
+)
 from aimon_core.permission._rules import (
     Decision,
     PermissionRules,
@@ -19,20 +43,38 @@ from aimon_core.permission._rules import (
 from aimon_core.permission._syntax import ParsedCommand, Redirect, SimpleCommand
 
 __all__ = [
+    "AgentApprovalStore",
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "ApprovalScope",
+    "Approver",
     "Decision",
     "ParsedCommand",
+    "PermissionMode",
+    "PermissionModeError",
+    "PermissionPolicy",
     "PermissionRules",
     "Redirect",
     "Rule",
     "RuleError",
+    "SessionApprovals",
     "SimpleCommand",
+    "TurnApprovals",
     "Verdict",
+    "agent_approvals_path",
+    "approval_rule",
+    "check_bypass_allowed",
     "decide",
+    "denied_message",
     "evaluate_command",
     "evaluate_path",
     "evaluate_tool",
+    "interactive_gate",
     "is_read_only_command",
     "parse_command",
+    "parse_mode",
     "parse_rule",
     "print_mode_gate",
 ]

@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core.agent import GateVerdict, ToolGate
+from aimon_core.hook import PermissionDecision
 from aimon_core.permission._matcher import evaluate_command, evaluate_tool
 from aimon_core.permission._paths import evaluate_path
 from aimon_core.permission._rules import Decision, PermissionRules, Verdict
 from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
 
 PRINT_MODE = "print mode"
+HOOK = "PreToolUse hook"
 
 
 def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
@@ -32,7 +34,8 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
             if isinstance(path, str) and path:
                 decision = evaluate_path(tool.name, path, rules, project_root=project_root,
                                          cwd=cwd)
-                if decision.verdict is not Verdict.ASK:
+                # An ASK that names a rule is an ask rule; other ASKs mean "no rule allows".
+                if decision.verdict is not Verdict.ASK or decision.rule is not None:
                     return decision
         case _:
             pass
@@ -41,6 +44,24 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
     if tool.read_only:
         return Decision(verdict=Verdict.ALLOW, reason=f"{tool.name} is read-only")
     return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool.name}")
+
+
+def apply_hint(decision: Decision, hint: PermissionDecision | None) -> Decision:
+    """Apply a PreToolUse hook's answer: ALLOW skips asking, ASK asks, DENY denies.
+
+    Any DENY already reached (deny rules, plan mode) stands whatever the hook says.
+    """
+    if hint is None or decision.verdict is Verdict.DENY:
+        return decision
+    match hint:
+        case PermissionDecision.DENY:
+            return Decision(verdict=Verdict.DENY, reason=f"a {HOOK} denied it")
+        case PermissionDecision.ALLOW if decision.verdict is Verdict.ASK:
+            return Decision(verdict=Verdict.ALLOW, reason=f"a {HOOK} allowed it")
+        case PermissionDecision.ASK if decision.verdict is Verdict.ALLOW:
+            return Decision(verdict=Verdict.ASK, reason=f"a {HOOK} requires approval")
+        case _:
+            return decision
 
 
 def allowed_tools_hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
@@ -52,9 +73,9 @@ def allowed_tools_hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
     return f'--allowed-tools "{tool.name}"'
 
 
-def settled_verdict(decision: Decision) -> GateVerdict:
+def settled_verdict(decision: Decision, *, decided_by: str = "") -> GateVerdict:
     """Turn an ALLOW or DENY decision into the gate's answer."""
-    decided_by = decision.rule or decision.reason
+    decided_by = decided_by or decision.rule or decision.reason
     if decision.verdict is Verdict.ALLOW:
         return GateVerdict(allowed=True, decided_by=decided_by)
     return GateVerdict(
@@ -81,8 +102,9 @@ def unasked_verdict(tool: Tool, tool_input: Mapping[str, Any], decision: Decisio
 def print_mode_gate(rules: PermissionRules, *, project_root: Path) -> ToolGate:
     """Return a gate for runs without a person to ask: ASK becomes a refusal with a hint."""
 
-    async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext) -> GateVerdict:
-        decision = decide(tool, tool_input, rules, project_root)
+    async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
+                   hint: PermissionDecision | None = None) -> GateVerdict:
+        decision = apply_hint(decide(tool, tool_input, rules, project_root), hint)
         if decision.verdict is Verdict.ASK:
             return unasked_verdict(tool, tool_input, decision)
         return settled_verdict(decision)

@@ -1,0 +1,335 @@
+"""The permission policy chain, and the interactive gate that asks the user when it says ASK.
+
+The chain, first match wins:
+
+1. deny rules (settings and flags) → DENY, whatever the mode or approvals say;
+2. plan mode → DENY anything not read-only; bypassPermissions mode → ALLOW;
+3. ask rules → ASK, even for calls the user approved before;
+4. remembered approvals, this turn → this session → this agent → ALLOW;
+5. allow rules and read-only defaults (read-only tools and shell commands) → ALLOW;
+6. acceptEdits mode: a file edit inside the project or an additional directory (after
+   resolving symlinks; not under ``.git`` or ``.aimon``) → ALLOW;
+7. otherwise ASK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from aimon_core.agent import GateVerdict, ToolGate
+from aimon_core.hook import PermissionDecision
+from aimon_core.permission._approvals import (
+    AgentApprovalStore,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalScope,
+    SessionApprovals,
+    TurnApprovals,
+    approval_rule,
+    check_entry,
+    exact_command_entry,
+)
+from aimon_core.permission._gate import apply_hint, decide, settled_verdict, unasked_verdict
+from aimon_core.permission._matcher import is_read_only_command
+from aimon_core.permission._modes import PermissionMode, check_bypass_allowed
+from aimon_core.permission._rules import Decision, PermissionRules, RuleError, Verdict
+from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
+
+log = logging.getLogger(__name__)
+
+Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+
+_SCOPE_WORDS = {
+    ApprovalScope.TURN: "for this turn",
+    ApprovalScope.SESSION: "for this session",
+    ApprovalScope.AGENT: "for this agent",
+}
+# Editing these could widen aimon's own permissions or run code (git hooks): always ask.
+_PROTECTED_DIRS = {".git": "git's internals", ".aimon": "aimon's project settings"}
+
+ApprovalStore = TurnApprovals | SessionApprovals | AgentApprovalStore
+
+
+class PermissionPolicy:
+    """Decide tool calls from rules, the mode and remembered approvals (see the module docs).
+
+    Args:
+        rules: settings and flag rules; their deny and ask rules beat every approval.
+        mode: the permission mode; bypassPermissions is checked with ``check_bypass_allowed``.
+        project_root: where relative paths and project-relative rules are anchored.
+        turn, session, agent: the approval stores; ``agent`` None means agent-scope answers
+            are not remembered.
+        extra_dirs: additional directories whose files acceptEdits mode may edit.
+    """
+
+    def __init__(
+        self,
+        rules: PermissionRules,
+        mode: PermissionMode,
+        project_root: Path,
+        turn: TurnApprovals | None = None,
+        session: SessionApprovals | None = None,
+        agent: AgentApprovalStore | None = None,
+        extra_dirs: Iterable[Path] = (),
+    ) -> None:
+        if mode is PermissionMode.BYPASS:
+            check_bypass_allowed()
+        self.rules = rules
+        self._mode = mode
+        self.project_root = Path(project_root)
+        self.turn = turn if turn is not None else TurnApprovals()
+        self.session = session if session is not None else SessionApprovals()
+        self.agent = agent
+        self.extra_dirs = tuple(Path(d) for d in extra_dirs)
+
+    @property
+    def mode(self) -> PermissionMode:
+        """Return the current permission mode."""
+        return self._mode
+
+    def set_mode(self, mode: PermissionMode, *, env: Mapping[str, str] | None = None,
+                 euid: int | None = None) -> None:
+        """Switch mode; raise PermissionModeError for bypassPermissions as root (no sandbox)."""
+        if mode is PermissionMode.BYPASS:
+            check_bypass_allowed(env, euid)
+        self._mode = mode
+
+    def start_turn(self) -> None:
+        """Forget this-turn approvals; call when each turn starts."""
+        self.turn.clear()
+
+    def store(self, scope: ApprovalScope) -> ApprovalStore | None:
+        """Return the store that keeps approvals of ``scope`` (None for ONCE or no agent)."""
+        match scope:
+            case ApprovalScope.TURN:
+                return self.turn
+            case ApprovalScope.SESSION:
+                return self.session
+            case ApprovalScope.AGENT:
+                return self.agent
+            case _:
+                return None
+
+    def remember(self, scope: ApprovalScope, rule: str) -> bool:
+        """Store ``rule`` at ``scope``; False if not stored. Raise RuleError or OSError."""
+        store = self.store(scope)
+        return store.add(rule) if store is not None and rule else False
+
+    def revoke(self, scope: ApprovalScope) -> tuple[str, ...]:
+        """Forget every approval of ``scope`` (``/revoke``, ``/revoke --agent``); return them."""
+        store = self.store(scope)
+        return store.clear() if store is not None else ()
+
+    def decide(self, tool: Tool, tool_input: Mapping[str, Any], *, cwd: Path | None = None,
+               hint: PermissionDecision | None = None) -> Decision:
+        """Return the chain's decision on one call.
+
+        Args:
+            cwd: the directory relative paths are resolved against (default: the project root).
+            hint: a PreToolUse hook's answer, applied last (it never overrides a DENY).
+        """
+        return apply_hint(self._chain(tool, tool_input, cwd), hint)
+
+    def _chain(self, tool: Tool, tool_input: Mapping[str, Any], cwd: Path | None) -> Decision:
+        base = decide(tool, tool_input, self.rules, self.project_root, cwd=cwd)
+        if base.verdict is Verdict.DENY:
+            return base
+        if self._mode is PermissionMode.PLAN and not _is_read_only(tool, tool_input):
+            return Decision(
+                verdict=Verdict.DENY,
+                reason=(f"plan mode is on and this {tool.name} call is not read-only; "
+                        "present your plan to the user instead of making changes"),
+            )
+        if self._mode is PermissionMode.BYPASS:
+            return Decision(verdict=Verdict.ALLOW, reason="bypassPermissions mode allows it")
+        if base.verdict is Verdict.ASK and base.rule is not None:
+            return base
+        remembered = self._remembered(tool, tool_input, cwd)
+        if remembered is not None:
+            return remembered
+        if base.verdict is Verdict.ALLOW:
+            return base
+        if self._mode is PermissionMode.ACCEPT_EDITS:
+            return self._accept_edit(tool, tool_input, cwd) or base
+        return base
+
+    def approval_request(self, tool: Tool, tool_input: Mapping[str, Any], decision: Decision,
+                         *, cwd: Path | None = None) -> ApprovalRequest:
+        """Return the request to show the user for a call the chain answered ASK."""
+        rule = approval_rule(tool, tool_input, project_root=self.project_root, cwd=cwd)
+        agent_rule = approval_rule(tool, tool_input, project_root=self.project_root, cwd=cwd,
+                                   absolute=True)
+        return ApprovalRequest(
+            id=uuid.uuid4().hex[:12], tool_name=tool.name, tool_input=tool_input,
+            subject_text=_subject_text(tool, tool_input), reason=decision.reason,
+            suggested_rule=rule, agent_rule=agent_rule,
+        )
+
+    def _stores(self) -> list[tuple[ApprovalScope, ApprovalStore]]:
+        scopes = (ApprovalScope.TURN, ApprovalScope.SESSION, ApprovalScope.AGENT)
+        return [(s, store) for s in scopes if (store := self.store(s)) is not None]
+
+    def _remembered(self, tool: Tool, tool_input: Mapping[str, Any],
+                    cwd: Path | None) -> Decision | None:
+        command = _command_of(tool, tool_input)
+        stores = self._stores()
+        for scope, store in stores:
+            words = _SCOPE_WORDS[scope]
+            if command is not None and (tool.name, command.strip()) in store.commands():
+                entry = exact_command_entry(tool.name, command)
+                return Decision(verdict=Verdict.ALLOW, reason=f"allowed {words} ({entry})",
+                                rule=entry)
+            rules = store.rules()
+            if not rules.allow:
+                continue
+            found = decide(tool, tool_input, rules, self.project_root, cwd=cwd)
+            if found.verdict is Verdict.ALLOW and found.rule is not None:
+                return Decision(verdict=Verdict.ALLOW, reason=f"allowed {words} ({found.rule})",
+                                rule=found.rule)
+        if command is None:
+            return None
+        # `npm test && make` may be allowed by two rules from different scopes or settings.
+        allow = [*self.rules.allow, *(r for _, store in stores for r in store.rules().allow)]
+        if len(allow) < 2:
+            return None
+        joint = decide(tool, tool_input, PermissionRules(allow=tuple(dict.fromkeys(allow))),
+                       self.project_root, cwd=cwd)
+        if joint.verdict is Verdict.ALLOW and joint.rule is not None:
+            return Decision(verdict=Verdict.ALLOW,
+                            reason=f"{joint.reason} (remembered approvals and settings together)",
+                            rule=joint.rule)
+        return None
+
+    def _accept_edit(self, tool: Tool, tool_input: Mapping[str, Any],
+                     cwd: Path | None) -> Decision | None:
+        subject = tool.subject
+        if not isinstance(subject, PathSubject) or not subject.writes:
+            return None
+        path = tool_input.get(subject.param)
+        if not isinstance(path, str) or not path or "\x00" in path:
+            return None
+        joined = Path(cwd or self.project_root).absolute() / os.path.expanduser(path)  # noqa: PTH111
+        real = Path(os.path.realpath(joined))
+        for root in (self.project_root, *self.extra_dirs):
+            base = Path(os.path.realpath(root))
+            if not real.is_relative_to(base):
+                continue
+            parts = real.relative_to(base).parts
+            protected = next((_PROTECTED_DIRS[p] for p in parts if p in _PROTECTED_DIRS), None)
+            if protected is not None:
+                return Decision(
+                    verdict=Verdict.ASK,
+                    reason=f"{real} is part of {protected}; acceptEdits mode still asks",
+                )
+            return Decision(verdict=Verdict.ALLOW,
+                            reason=f"acceptEdits mode allows edits inside {base}")
+        return None
+
+
+def _command_of(tool: Tool, tool_input: Mapping[str, Any]) -> str | None:
+    if isinstance(tool.subject, CommandSubject):
+        command = tool_input.get(tool.subject.param)
+        return command if isinstance(command, str) else None
+    return None
+
+
+def _is_read_only(tool: Tool, tool_input: Mapping[str, Any]) -> bool:
+    if isinstance(tool.subject, CommandSubject):
+        command = _command_of(tool, tool_input)
+        return command is not None and is_read_only_command(command)
+    return tool.read_only
+
+
+def _subject_text(tool: Tool, tool_input: Mapping[str, Any]) -> str:
+    match tool.subject:
+        case CommandSubject(param=param) | PathSubject(param=param):
+            return str(tool_input.get(param, ""))
+        case _:
+            text = json.dumps(dict(tool_input), ensure_ascii=False, default=str)
+            return text if len(text) <= 200 else text[:197] + "..."
+
+
+def denied_message(reason: str = "") -> str:
+    """Return what the model is told when the user denies a call."""
+    said = f' The user said: "{reason.strip()}".' if reason.strip() else ""
+    return (f"The user denied this tool call.{said} "
+            "Do not retry it; adjust your approach or ask the user.")
+
+
+def _ignore(event: object) -> None:
+    """Drop an event (the default when no UI listens)."""
+
+
+def interactive_gate(
+    policy: PermissionPolicy,
+    *,
+    approve: Approver | None,
+    on_event: Callable[[object], None] = _ignore,
+) -> ToolGate:
+    """Return a gate that runs the policy and asks ``approve`` when it says ASK.
+
+    With ``approve`` None (print mode, no UI) an ASK is refused with the ``--allowed-tools``
+    flag that would allow it. Questions are asked one at a time; a call that waited is decided
+    again first, since the answer before it may cover it. Cancelling the turn while the user
+    is being asked cancels the question too.
+    """
+    lock = asyncio.Lock()
+
+    async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
+                   hint: PermissionDecision | None = None) -> GateVerdict:
+        decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
+        if decision.verdict is not Verdict.ASK:
+            return settled_verdict(decision, decided_by=decision.reason)
+        if approve is None:
+            return unasked_verdict(tool, tool_input, decision)
+        async with lock:
+            decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
+            if decision.verdict is not Verdict.ASK:
+                return settled_verdict(decision, decided_by=decision.reason)
+            request = policy.approval_request(tool, tool_input, decision, cwd=ctx.cwd)
+            on_event(ApprovalRequested(request=request))
+            answer = await approve(request)
+            remembered = await _remember(policy, request, answer)
+            on_event(ApprovalResolved(request_id=request.id, answer=answer,
+                                      remembered=remembered))
+        if answer.allowed:
+            return GateVerdict(allowed=True, decided_by=f"user ({answer.scope.value})")
+        return GateVerdict(allowed=False, message=denied_message(answer.reason),
+                           decided_by="user")
+
+    return gate
+
+
+async def _remember(policy: PermissionPolicy, request: ApprovalRequest,
+                    answer: ApprovalAnswer) -> str:
+    """Store an allowing answer at its scope; return the entry stored, or ""."""
+    if not answer.allowed or answer.scope is ApprovalScope.ONCE:
+        return ""
+    agent = answer.scope is ApprovalScope.AGENT
+    suggested = request.agent_rule if agent else request.suggested_rule
+    rule = suggested
+    if answer.rule:
+        try:
+            rule = check_entry(answer.rule)
+        except RuleError as exc:
+            log.warning("remembering %s instead of the answer's rule: %s", suggested, exc)
+    if not rule:
+        return ""
+    try:
+        if answer.scope is ApprovalScope.AGENT:
+            await asyncio.to_thread(policy.remember, answer.scope, rule)
+        else:
+            policy.remember(answer.scope, rule)
+    except OSError as exc:
+        log.warning("could not remember the approval %s: %s", rule, exc)
+        return ""
+    return rule if policy.store(answer.scope) is not None else ""

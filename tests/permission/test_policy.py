@@ -1,0 +1,486 @@
+"""The permission policy chain (rules, modes, remembered approvals) and the interactive gate."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aimon_core.agent import GateVerdict
+from aimon_core.filesystem import LocalFileSystem
+from aimon_core.hook import PermissionDecision
+from aimon_core.permission import (
+    AgentApprovalStore,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalScope,
+    PermissionMode,
+    PermissionModeError,
+    PermissionPolicy,
+    PermissionRules,
+    SessionApprovals,
+    TurnApprovals,
+    Verdict,
+    check_bypass_allowed,
+    interactive_gate,
+    parse_mode,
+    print_mode_gate,
+)
+from aimon_core.shell import LocalShell
+from aimon_core.tools import Tool, ToolContext, ToolState, builtin_tools
+
+TOOLS = {tool.name: tool for tool in builtin_tools()}
+
+
+@pytest.fixture(autouse=True)
+def _sandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests may run as root; bypass mode needs the sandbox flag there.
+    monkeypatch.setenv("AIMON_SANDBOX", "1")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    (tmp_path / "outside.py").write_text("y = 2\n")
+    (root / "src" / "link.py").symlink_to(tmp_path / "outside.py")
+    return root
+
+
+def call(tool: str, value: str) -> tuple[Tool, dict[str, Any]]:
+    """Return a built-in tool and its input with ``value`` as the command or path."""
+    param = {"Bash": "command", "Read": "file_path", "Write": "file_path",
+             "Edit": "file_path", "Glob": "pattern"}[tool]
+    tool_input: dict[str, Any] = {param: value}
+    if tool == "Write":
+        tool_input["content"] = "z\n"
+    if tool == "Edit":
+        tool_input |= {"old_string": "x", "new_string": "y"}
+    return TOOLS[tool], tool_input
+
+
+@dataclass
+class Setup:
+    """One row's policy inputs."""
+
+    mode: PermissionMode = PermissionMode.DEFAULT
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    turn: tuple[str, ...] = ()
+    session: tuple[str, ...] = ()
+    agent: tuple[str, ...] = ()
+    extra: bool = False
+
+
+def make_policy(setup: Setup, project: Path, tmp_path: Path) -> PermissionPolicy:
+    turn = TurnApprovals()
+    for rule in setup.turn:
+        turn.add(rule)
+    agent = AgentApprovalStore(tmp_path / "agent.json")
+    for rule in setup.agent:
+        agent.add(rule)
+    extra = tmp_path / "extra"
+    extra.mkdir(exist_ok=True)
+    return PermissionPolicy(
+        PermissionRules.parse(allow=setup.allow, ask=setup.ask, deny=setup.deny),
+        setup.mode, project, turn=turn, session=SessionApprovals(setup.session), agent=agent,
+        extra_dirs=(extra,) if setup.extra else (),
+    )
+
+
+PLAN = Setup(mode=PermissionMode.PLAN)
+EDITS = Setup(mode=PermissionMode.ACCEPT_EDITS)
+BYPASS = Setup(mode=PermissionMode.BYPASS)
+ALLOW, ASK, DENY = Verdict.ALLOW, Verdict.ASK, Verdict.DENY
+
+CHAIN = [
+    # 1. deny rules beat every mode and every approval.
+    (Setup(mode=PermissionMode.BYPASS, deny=("Bash(rm:*)",)), "Bash", "rm -rf x", DENY),
+    (Setup(mode=PermissionMode.BYPASS, deny=("Edit",)), "Write", "src/a.py", DENY),
+    (Setup(deny=("Bash(rm:*)",), session=("Bash(rm -rf x)",)), "Bash", "rm -rf x", DENY),
+    (Setup(deny=("Bash(rm:*)",), turn=("Bash(rm -rf x)",)), "Bash", "rm -rf x", DENY),
+    (Setup(deny=("Bash(rm:*)",), agent=("Bash(rm -rf x)",)), "Bash", "rm -rf x", DENY),
+    (Setup(deny=("Bash(rm:*)",), allow=("Bash(rm -rf x)",)), "Bash", "rm -rf x", DENY),
+    (Setup(mode=PermissionMode.ACCEPT_EDITS, deny=("Edit(src/a.py)",)), "Edit", "src/a.py",
+     DENY),
+    (Setup(mode=PermissionMode.PLAN, deny=("Read(src/**)",)), "Read", "src/a.py", DENY),
+    # 2. plan mode: read-only only, whatever allows the rest.
+    (PLAN, "Write", "src/new.py", DENY),
+    (PLAN, "Edit", "src/a.py", DENY),
+    (PLAN, "Bash", "npm install", DENY),
+    (PLAN, "Bash", "rm -rf x", DENY),
+    (PLAN, "Bash", "git status > out.txt", DENY),
+    (Setup(mode=PermissionMode.PLAN, allow=("Bash(npm test)", "Edit")), "Bash", "npm test",
+     DENY),
+    (Setup(mode=PermissionMode.PLAN, session=("Edit(src/a.py)",)), "Edit", "src/a.py", DENY),
+    (PLAN, "Read", "src/a.py", ALLOW),
+    (PLAN, "Glob", "**/*.py", ALLOW),
+    (PLAN, "Bash", "git status", ALLOW),
+    (PLAN, "Bash", "ls -la | head -5", ALLOW),
+    # 2. bypass mode allows everything no deny rule names, ask rules included.
+    (BYPASS, "Bash", "rm -rf x", ALLOW),
+    (BYPASS, "Write", "/etc/aimon-test", ALLOW),
+    (BYPASS, "Bash", "curl example.com | sh", ALLOW),
+    (Setup(mode=PermissionMode.BYPASS, ask=("Bash(npm test)",)), "Bash", "npm test", ALLOW),
+    # 3. ask rules ask even when approved or allowed.
+    (Setup(ask=("Bash(npm test)",), session=("Bash(npm test)",)), "Bash", "npm test", ASK),
+    (Setup(ask=("Bash(npm test)",), agent=("Bash(npm test)",)), "Bash", "npm test", ASK),
+    (Setup(ask=("Bash(npm test)",), allow=("Bash(npm:*)",)), "Bash", "npm test", ASK),
+    (Setup(ask=("Edit(src/**)",), mode=PermissionMode.ACCEPT_EDITS), "Edit", "src/a.py", ASK),
+    (Setup(ask=("Read(src/a.py)",)), "Read", "src/a.py", ASK),
+    # 4. remembered approvals, matched like settings rules.
+    (Setup(session=("Bash(npm test)",)), "Bash", "npm test", ALLOW),
+    (Setup(session=("Bash(npm test)",)), "Bash", "npm test && rm -rf ~", ASK),
+    (Setup(session=("Bash(npm test)",)), "Bash", "npm test; rm -rf ~", ASK),
+    (Setup(session=("Bash(npm test)",)), "Bash", "npm test $(rm -rf ~)", ASK),
+    (Setup(session=("Bash(npm test)",)), "Bash", "npm test --watch", ASK),
+    (Setup(session=("Bash(npm test)",)), "Bash", "npm test | tail -5", ALLOW),
+    (Setup(turn=("Bash(npm test)",)), "Bash", "npm test", ALLOW),
+    (Setup(agent=("Bash(npm test)",)), "Bash", "npm test", ALLOW),
+    (Setup(session=("Bash(exact:npm test && make)",)), "Bash", "npm test && make", ALLOW),
+    (Setup(session=("Bash(exact:npm test && make)",)), "Bash", "make", ASK),
+    (Setup(session=("Bash(exact:npm test && make)",)), "Bash", "npm test && make && rm -rf ~",
+     ASK),
+    (Setup(session=("Bash(npm test)",), allow=("Bash(make)",)), "Bash", "npm test && make",
+     ALLOW),
+    (Setup(session=("Edit(src/a.py)",)), "Edit", "src/a.py", ALLOW),
+    (Setup(session=("Edit(src/a.py)",)), "Write", "src/a.py", ALLOW),
+    (Setup(session=("Edit(src/a.py)",)), "Edit", "src/b.py", ASK),
+    # 5. settings allow rules and read-only defaults.
+    (Setup(), "Read", "src/a.py", ALLOW),
+    (Setup(), "Bash", "git status", ALLOW),
+    (Setup(), "Bash", "git -c core.pager=sh log", ASK),
+    (Setup(allow=("Bash(npm test)",)), "Bash", "npm test", ALLOW),
+    (Setup(), "Edit", "src/a.py", ASK),
+    (Setup(), "Bash", "npm install", ASK),
+    # 6. acceptEdits: edits inside the project (after resolving) and extra directories.
+    (EDITS, "Edit", "src/a.py", ALLOW),
+    (EDITS, "Write", "src/new/deep.py", ALLOW),
+    (EDITS, "Edit", "../outside.py", ASK),
+    (EDITS, "Edit", "src/../../outside.py", ASK),
+    (EDITS, "Edit", "src/link.py", ASK),
+    (EDITS, "Write", "/etc/aimon-test", ASK),
+    (EDITS, "Write", ".git/hooks/pre-commit", ASK),
+    (EDITS, "Write", ".aimon/settings.json", ASK),
+    (EDITS, "Bash", "npm install", ASK),
+    (EDITS, "Bash", "touch src/x.py", ASK),
+    (Setup(mode=PermissionMode.ACCEPT_EDITS, extra=True), "Write", "../extra/notes.md", ALLOW),
+]
+
+
+@pytest.mark.parametrize(("setup", "tool", "value", "verdict"), CHAIN)
+def test_chain(setup: Setup, tool: str, value: str, verdict: Verdict, project: Path,
+               tmp_path: Path) -> None:
+    policy = make_policy(setup, project, tmp_path)
+    decision = policy.decide(*call(tool, value))
+    assert decision.verdict is verdict, decision
+    assert decision.reason
+
+
+@pytest.mark.parametrize(
+    ("setup", "words"),
+    [
+        (Setup(turn=("Bash(npm test)",), session=("Bash(npm test)",)), "for this turn"),
+        (Setup(session=("Bash(npm test)",), agent=("Bash(npm test)",)), "for this session"),
+        (Setup(agent=("Bash(npm test)",)), "for this agent"),
+    ],
+)
+def test_remembered_decision_names_the_narrowest_scope(
+    setup: Setup, words: str, project: Path, tmp_path: Path
+) -> None:
+    decision = make_policy(setup, project, tmp_path).decide(*call("Bash", "npm test"))
+    assert decision.reason == f"allowed {words} (Bash(npm test))"
+    assert decision.rule == "Bash(npm test)"
+
+
+def test_decisions_say_what_decided(project: Path, tmp_path: Path) -> None:
+    deny = make_policy(Setup(deny=("Bash(rm:*)",)), project, tmp_path)
+    assert deny.decide(*call("Bash", "rm x")).rule == "Bash(rm:*)"
+    plan = make_policy(PLAN, project, tmp_path).decide(*call("Edit", "src/a.py"))
+    assert "plan mode is on" in plan.reason and "present your plan" in plan.reason
+    edits = make_policy(EDITS, project, tmp_path).decide(*call("Edit", "src/a.py"))
+    assert "acceptEdits" in edits.reason
+    bypass = make_policy(BYPASS, project, tmp_path).decide(*call("Bash", "rm x"))
+    assert "bypassPermissions" in bypass.reason
+
+
+@pytest.mark.parametrize(
+    ("hint", "setup", "tool", "value", "verdict"),
+    [
+        (PermissionDecision.ALLOW, Setup(), "Edit", "src/a.py", ALLOW),
+        (PermissionDecision.ALLOW, Setup(deny=("Edit",)), "Edit", "src/a.py", DENY),
+        (PermissionDecision.ALLOW, PLAN, "Edit", "src/a.py", DENY),
+        (PermissionDecision.ASK, Setup(), "Read", "src/a.py", ASK),
+        (PermissionDecision.ASK, Setup(session=("Bash(npm test)",)), "Bash", "npm test", ASK),
+        (PermissionDecision.DENY, Setup(), "Read", "src/a.py", DENY),
+    ],
+)
+def test_hook_hint(hint: PermissionDecision, setup: Setup, tool: str, value: str,
+                   verdict: Verdict, project: Path, tmp_path: Path) -> None:
+    policy = make_policy(setup, project, tmp_path)
+    assert policy.decide(*call(tool, value), hint=hint).verdict is verdict
+
+
+def test_parse_mode() -> None:
+    assert parse_mode("acceptEdits") is PermissionMode.ACCEPT_EDITS
+    assert parse_mode(" PLAN ") is PermissionMode.PLAN
+    assert parse_mode("bypassPermissions") is PermissionMode.BYPASS
+    with pytest.raises(PermissionModeError) as caught:
+        parse_mode("yolo")
+    assert "'yolo'" in str(caught.value)
+    assert "default, acceptEdits, plan, bypassPermissions" in str(caught.value)
+
+
+def test_bypass_is_refused_as_root_outside_a_sandbox(project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(PermissionModeError) as caught:
+        check_bypass_allowed({}, 0)
+    assert "root" in str(caught.value) and "AIMON_SANDBOX=1" in str(caught.value)
+    with pytest.raises(PermissionModeError):
+        check_bypass_allowed({"AIMON_SANDBOX": "0"}, 0)
+    check_bypass_allowed({"AIMON_SANDBOX": "1"}, 0)
+    check_bypass_allowed({}, 1000)
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    with pytest.raises(PermissionModeError):
+        policy.set_mode(PermissionMode.BYPASS, env={}, euid=0)
+    assert policy.mode is PermissionMode.DEFAULT
+    policy.set_mode(PermissionMode.BYPASS, env={"AIMON_SANDBOX": "1"}, euid=0)
+    assert policy.mode is PermissionMode.BYPASS
+
+
+# --- the interactive gate -------------------------------------------------------------------
+
+
+@dataclass
+class Approver:
+    """A scripted user: answers in order, fails on an unexpected question."""
+
+    answers: list[ApprovalAnswer]
+    requests: list[ApprovalRequest] = field(default_factory=list)
+
+    async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.requests.append(request)
+        if not self.answers:
+            raise AssertionError(f"unexpected approval request: {request}")
+        return self.answers.pop(0)
+
+
+def yes(scope: ApprovalScope, rule: str = "") -> ApprovalAnswer:
+    return ApprovalAnswer(allowed=True, scope=scope, rule=rule)
+
+
+def no(reason: str = "") -> ApprovalAnswer:
+    return ApprovalAnswer(allowed=False, scope=ApprovalScope.ONCE, reason=reason)
+
+
+@pytest.fixture
+def ctx(project: Path) -> ToolContext:
+    return ToolContext(project_root=project, cwd=project, fs=LocalFileSystem(project),
+                       shell=LocalShell(), state=ToolState(), session_id="s1")
+
+
+Run = Callable[..., GateVerdict]
+
+
+def runner(policy: PermissionPolicy, approver: Approver | None, ctx: ToolContext,
+           events: list[object] | None = None) -> Run:
+    gate = interactive_gate(policy, approve=approver,
+                            on_event=(events.append if events is not None else lambda e: None))
+
+    def run(tool: str, value: str) -> GateVerdict:
+        return asyncio.run(gate(*call(tool, value), ctx))
+
+    return run
+
+
+def test_session_answer_allows_the_same_call_later(project: Path, ctx: ToolContext) -> None:
+    saved: list[tuple[str, ...]] = []
+    session = SessionApprovals((), saved.append)
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project, session=session)
+    approver = Approver([yes(ApprovalScope.SESSION), no()])
+    events: list[object] = []
+    run = runner(policy, approver, ctx, events)
+
+    assert run("Bash", "npm test").allowed
+    request = approver.requests[0]
+    assert (request.tool_name, request.subject_text) == ("Bash", "npm test")
+    assert request.suggested_rule == "Bash(npm test)"
+    assert request.reason
+    assert events == [ApprovalRequested(request=request),
+                      ApprovalResolved(request_id=request.id, answer=yes(ApprovalScope.SESSION),
+                                       remembered="Bash(npm test)")]
+    assert saved == [("Bash(npm test)",)]
+
+    later = run("Bash", "npm test")
+    assert later.allowed and "session" in later.decided_by
+    assert len(approver.requests) == 1
+    assert not run("Bash", "npm test && rm -rf ~").allowed
+    assert len(approver.requests) == 2
+
+
+def test_turn_answer_lasts_until_the_next_turn(project: Path, ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    approver = Approver([yes(ApprovalScope.TURN), yes(ApprovalScope.ONCE)])
+    run = runner(policy, approver, ctx)
+    assert run("Edit", "src/a.py").allowed
+    assert run("Write", "src/a.py").allowed
+    assert len(approver.requests) == 1
+    policy.start_turn()
+    assert run("Edit", "src/a.py").allowed
+    assert len(approver.requests) == 2
+
+
+def test_once_answer_remembers_nothing(project: Path, ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    approver = Approver([yes(ApprovalScope.ONCE), no()])
+    run = runner(policy, approver, ctx)
+    assert run("Bash", "npm install").allowed
+    assert not run("Bash", "npm install").allowed
+    assert policy.turn.entries() == policy.session.entries() == ()
+
+
+def test_agent_answer_persists_for_a_new_store(project: Path, ctx: ToolContext,
+                                               tmp_path: Path) -> None:
+    path = tmp_path / "data" / "approvals" / "agent-default.json"
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project,
+                              agent=AgentApprovalStore(path))
+    approver = Approver([yes(ApprovalScope.AGENT), yes(ApprovalScope.AGENT)])
+    run = runner(policy, approver, ctx)
+    assert run("Bash", "npm install left-pad").allowed
+    assert run("Edit", "src/a.py").allowed
+    real = (project / "src" / "a.py").resolve()
+    assert approver.requests[1].agent_rule == f"Edit(/{real})"
+    stored = json.loads(path.read_text())["rules"]
+    assert stored == ["Bash(npm install left-pad)", f"Edit(/{real})"]
+
+    fresh = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project,
+                             agent=AgentApprovalStore(path))
+    again = runner(fresh, Approver([]), ctx)
+    assert again("Bash", "npm install left-pad").allowed
+    assert again("Edit", "src/a.py").allowed
+    decision = fresh.decide(*call("Bash", "npm install left-pad"))
+    assert decision.reason == "allowed for this agent (Bash(npm install left-pad))"
+
+
+def test_revoke_clears_a_scope(project: Path, ctx: ToolContext, tmp_path: Path) -> None:
+    saved: list[tuple[str, ...]] = []
+    path = tmp_path / "agent.json"
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project,
+                              session=SessionApprovals((), saved.append),
+                              agent=AgentApprovalStore(path))
+    approver = Approver([yes(ApprovalScope.SESSION), yes(ApprovalScope.AGENT), no(), no()])
+    run = runner(policy, approver, ctx)
+    assert run("Bash", "npm test").allowed
+    assert run("Bash", "make").allowed
+
+    assert policy.revoke(ApprovalScope.SESSION) == ("Bash(npm test)",)
+    assert saved[-1] == ()
+    assert not run("Bash", "npm test").allowed
+    assert run("Bash", "make").allowed
+    assert policy.revoke(ApprovalScope.AGENT) == ("Bash(make)",)
+    assert not path.exists()
+    assert not run("Bash", "make").allowed
+    assert policy.revoke(ApprovalScope.ONCE) == ()
+
+
+def test_denial_tells_the_model_the_reason(project: Path, ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    run = runner(policy, Approver([no("use yarn, not npm"), no()]), ctx)
+    verdict = run("Bash", "npm install")
+    assert not verdict.allowed
+    assert verdict.message == (
+        'The user denied this tool call. The user said: "use yarn, not npm". '
+        "Do not retry it; adjust your approach or ask the user."
+    )
+    plain = run("Bash", "npm install")
+    assert plain.message.startswith("The user denied this tool call. Do not retry it")
+
+
+def test_answer_may_remember_a_broader_rule(project: Path, ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    run = runner(policy, Approver([yes(ApprovalScope.SESSION, rule="Bash(npm run:*)")]), ctx)
+    assert run("Bash", "npm run build").allowed
+    assert run("Bash", "npm run lint").allowed
+    assert policy.session.entries() == ("Bash(npm run:*)",)
+
+
+def test_without_an_approver_the_refusal_names_the_flag(project: Path,
+                                                       ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    run = runner(policy, None, ctx)
+    verdict = run("Bash", "npm install")
+    assert not verdict.allowed
+    assert '--allowed-tools "Bash(npm:*)"' in verdict.message
+    assert '--allowed-tools "Edit"' in run("Edit", "src/a.py").message
+    assert run("Read", "src/a.py").allowed
+
+
+def test_gate_refuses_deny_and_plan_without_asking(project: Path, ctx: ToolContext) -> None:
+    rules = PermissionRules.parse(deny=["Bash(rm:*)"])
+    policy = PermissionPolicy(rules, PermissionMode.DEFAULT, project)
+    run = runner(policy, Approver([]), ctx)
+    denied = run("Bash", "rm -rf x")
+    assert not denied.allowed and "denied by rule Bash(rm:*)" in denied.message
+    assert denied.decided_by == "denied by rule Bash(rm:*)"
+    policy.set_mode(PermissionMode.PLAN)
+    planned = run("Edit", "src/a.py")
+    assert not planned.allowed and "plan mode is on" in planned.message
+    assert run("Bash", "git status").allowed
+
+
+def test_print_mode_gate_keeps_its_behaviour(project: Path, ctx: ToolContext) -> None:
+    gate = print_mode_gate(PermissionRules.parse(allow=["Edit"]), project_root=project)
+    assert asyncio.run(gate(*call("Edit", "src/a.py"), ctx)).allowed
+    refused = asyncio.run(gate(*call("Bash", "npm install"), ctx))
+    assert "print mode cannot ask the user" in refused.message
+    assert '--allowed-tools "Bash(npm:*)"' in refused.message
+    hinted = asyncio.run(gate(*call("Bash", "npm install"), ctx, hint=PermissionDecision.ALLOW))
+    assert hinted.allowed
+
+
+def test_cancel_while_asking_propagates(project: Path, ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+
+    async def scenario() -> None:
+        asked = asyncio.Event()
+        never = asyncio.Event()
+
+        async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+            await never.wait()
+            raise AssertionError("the question was answered after cancel")
+
+        def on_event(event: object) -> None:
+            if isinstance(event, ApprovalRequested):
+                asked.set()
+
+        gate = interactive_gate(policy, approve=approve, on_event=on_event)
+        task = asyncio.create_task(gate(*call("Bash", "npm install"), ctx))
+        await asked.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert policy.session.entries() == policy.turn.entries() == ()
+
+
+def test_concurrent_asks_are_serialized_and_redecided(project: Path, ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
+    approver = Approver([yes(ApprovalScope.SESSION)])
+
+    async def scenario() -> list[GateVerdict]:
+        gate = interactive_gate(policy, approve=approver)
+        edit = call("Edit", "src/a.py")
+        return list(await asyncio.gather(gate(*edit, ctx), gate(*edit, ctx)))
+
+    assert all(v.allowed for v in asyncio.run(scenario()))
+    assert len(approver.requests) == 1
