@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,7 +14,7 @@ import typer
 from aimon_cli._setup import ModelOptions, RuntimeOptions, SetupError
 
 if TYPE_CHECKING:
-    from aimon_core.agent import ToolGate
+    from aimon_core.permission import Approver
     from aimon_core.session import LiveSession, SessionStore
 
 root_app = typer.Typer(add_completion=False, rich_markup_mode=None,
@@ -71,6 +72,11 @@ def aimon(
     max_iterations: Annotated[int | None, typer.Option(
         "--max-iterations", min=1, help="Stop after this many model calls."
     )] = None,
+    permission_mode: Annotated[str | None, typer.Option(
+        "--permission-mode",
+        help="default, acceptEdits (edits in the project allowed), plan (read-only) or "
+        "bypassPermissions (everything but deny rules; refused as root unless AIMON_SANDBOX=1).",
+    )] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
 ) -> None:
     """aimon: a coding agent in your terminal."""
@@ -90,7 +96,9 @@ def aimon(
             project_root=project_root,
             model=ModelOptions(provider=provider, model=model, base_url=base_url),
             agent=agent,
-            gate=_gate(allowed_tools, disallowed_tools, project_root),
+            allowed=tuple(_split_rules(allowed_tools)),
+            disallowed=tuple(_split_rules(disallowed_tools)),
+            permission_mode=permission_mode,
         ),
         resume=None if resume == _PICK else resume,
         pick=resume == _PICK,
@@ -101,16 +109,6 @@ def aimon(
     else:
         code = _interactive(launch, prompt)
     raise typer.Exit(code)
-
-
-def _gate(allowed: list[str] | None, disallowed: list[str] | None, root: Path) -> ToolGate:
-    from aimon_core.permission import PermissionRules, RuleError, print_mode_gate
-
-    try:
-        rules = PermissionRules.parse(allow=_split_rules(allowed), deny=_split_rules(disallowed))
-    except RuleError as exc:
-        raise _fail(str(exc)) from None
-    return print_mode_gate(rules, project_root=root)
 
 
 def _split_rules(values: list[str] | None) -> list[str]:
@@ -149,16 +147,28 @@ def _with_session_agent(launch: Launch, store: SessionStore, session_id: str | N
 
 
 async def _open_live(launch: Launch, store: SessionStore, session_id: str | None,
-                     notices: list[str]) -> LiveSession:
-    """Build the runtime (imports the SDK, off the event loop) and open the session."""
-    from aimon_cli._setup import build_runtime, make_tool_context
-    from aimon_core.session import LiveSession
+                     notices: list[str], *, approve: Approver | None = None,
+                     on_event: Callable[[object], None] | None = None) -> LiveSession:
+    """Load settings, build the runtime (imports the SDK, off the event loop), open the session."""
+    from aimon_cli._setup import build_runtime, load_project_settings, make_tool_context
+    from aimon_core.session import LiveSession, TurnStarted
 
     launch = _with_session_agent(launch, store, session_id)
-    runtime, more = await asyncio.to_thread(build_runtime, launch.runtime)
-    notices.extend(more)
-    context = make_tool_context(launch.project_root, agent_name=runtime.agent.name)
-    return await LiveSession.open(runtime, store, context, session_id=session_id)
+    settings = await asyncio.to_thread(load_project_settings, launch.runtime)
+    if settings.pending_trust is not None:
+        notices.append("this folder's settings are not trusted yet, so these are held back: "
+                       + "; ".join(settings.pending_trust.what)
+                       + ". Run aimon interactively here once to trust them.")
+    assembly = await asyncio.to_thread(build_runtime, launch.runtime, settings,
+                                       approve=approve, on_event=on_event)
+    notices.extend(assembly.notices)
+    context = make_tool_context(launch.project_root, agent_name=assembly.runtime.agent.name,
+                                env=settings.settings.env)
+    live = await LiveSession.open(assembly.runtime, store, context, session_id=session_id)
+    policy = assembly.policy
+    policy.session.attach(live.record.approvals, live.set_approvals)
+    live.subscribe(lambda event: policy.start_turn() if isinstance(event, TurnStarted) else None)
+    return live
 
 
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,

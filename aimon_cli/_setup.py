@@ -1,17 +1,17 @@
-"""Turn command-line options into an AgentRuntime and a ToolContext."""
+"""Turn command-line options and settings files into an AgentRuntime and a ToolContext."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aimon_core.agent import (
     AgentDefinition,
     AgentDefinitionError,
     AgentRuntime,
-    ToolGate,
     load_agent_file,
     load_builtin_agent,
 )
@@ -19,7 +19,10 @@ from aimon_core.llm import ModelSettings
 from aimon_core.tools import ToolContext
 
 if TYPE_CHECKING:
+    from aimon_core.config import LoadedSettings
+    from aimon_core.hook import HookRegistry
     from aimon_core.llm import ProviderChoice
+    from aimon_core.permission import Approver, PermissionPolicy
 
 
 class SetupError(Exception):
@@ -42,7 +45,37 @@ class RuntimeOptions:
     project_root: Path
     model: ModelOptions = field(default_factory=ModelOptions)
     agent: str | None = None
-    gate: ToolGate | None = None
+    allowed: tuple[str, ...] = ()
+    disallowed: tuple[str, ...] = ()
+    permission_mode: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class Assembly:
+    """What build_runtime made: the runtime, its policy and hooks, and notes for the user."""
+
+    runtime: AgentRuntime
+    policy: PermissionPolicy
+    hooks: HookRegistry
+    settings: LoadedSettings
+    notices: list[str]
+
+
+def load_project_settings(options: RuntimeOptions, *, trust_all: bool = False
+                          ) -> LoadedSettings:
+    """Load user, project and local settings plus the flags; SetupError if any is broken."""
+    from aimon_core.config import SettingsError, TrustStore, load_settings
+
+    flags: dict[str, Any] = {
+        "model": options.model.model,
+        "provider": options.model.provider,
+        "base_url": options.model.base_url,
+    }
+    try:
+        return load_settings(options.project_root, flags=flags, trust_store=TrustStore(),
+                             trust_all=trust_all)
+    except SettingsError as exc:
+        raise SetupError(str(exc)) from None
 
 
 def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
@@ -67,15 +100,12 @@ def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
         ) from None
 
 
-def build_runtime(options: RuntimeOptions) -> tuple[AgentRuntime, list[str]]:
-    """Choose the model, load the agent and tools; return the runtime and notices for the user."""
-    from aimon_core.llm import ModelConfigError, choose_provider, make_client
-    from aimon_core.tools import ToolRegistry
-    from aimon_core.tools.builtin import builtin_tools
+def _choose(options: RuntimeOptions, settings: LoadedSettings, agent: AgentDefinition
+            ) -> ProviderChoice:
+    from aimon_core.llm import ModelConfigError, choose_provider
 
-    agent = find_agent(options.agent, options.project_root)
-    notices = list(agent.warnings)
-    flags = options.model
+    merged = settings.settings
+    flags = ModelOptions(provider=merged.provider, model=merged.model, base_url=merged.base_url)
     try:
         choice = choose_provider(
             provider=flags.provider,
@@ -87,27 +117,7 @@ def build_runtime(options: RuntimeOptions) -> tuple[AgentRuntime, list[str]]:
         )
     except ModelConfigError as exc:
         raise SetupError(exc.message) from exc
-    choice = _agent_model(choice, agent, flags)
-    if choice.detected_local:
-        notices.append(
-            f"No API key configured: using the local model server at {choice.base_url} "
-            f"(model {choice.model})."
-        )
-    tools = ToolRegistry(builtin_tools())
-    if agent.tools is not None:
-        unknown = [t for t in agent.tools if t.split("(")[0] not in tools]
-        if unknown:
-            notices.append(f"agent {agent.name!r} names unknown tools: {', '.join(unknown)}")
-        tools = tools.only(t.split("(")[0] for t in agent.tools)
-    runtime = AgentRuntime(
-        agent=agent,
-        client=make_client(choice),
-        model=choice.model,
-        tools=tools,
-        settings=ModelSettings(),
-        **({"gate": options.gate} if options.gate is not None else {}),
-    )
-    return runtime, notices
+    return _agent_model(choice, agent, flags)
 
 
 def _agent_model(choice: ProviderChoice, agent: AgentDefinition, flags: ModelOptions
@@ -123,8 +133,109 @@ def _agent_model(choice: ProviderChoice, agent: AgentDefinition, flags: ModelOpt
     return replace(choice, model=wanted)
 
 
+def build_policy(options: RuntimeOptions, settings: LoadedSettings, runtime_id: str
+                 ) -> tuple[PermissionPolicy, list[str]]:
+    """Return the permission policy from settings and flags, and notes for the user."""
+    from aimon_core.permission import (
+        AgentApprovalStore,
+        PermissionModeError,
+        PermissionPolicy,
+        PermissionRules,
+        RuleError,
+        agent_approvals_path,
+        parse_mode,
+    )
+    from aimon_core.session import user_data_dir
+
+    permissions = settings.settings.permissions
+    try:
+        flags = PermissionRules.parse(allow=options.allowed, deny=options.disallowed)
+        mode = parse_mode(options.permission_mode or permissions.default_mode)
+        agent_store = AgentApprovalStore(agent_approvals_path(user_data_dir(), runtime_id))
+        policy = PermissionPolicy(
+            permissions.rules().merged(flags), mode, options.project_root, agent=agent_store,
+            extra_dirs=tuple(Path(p) for p in permissions.additional_directories),
+        )
+    except (RuleError, PermissionModeError, ValueError) as exc:
+        raise SetupError(str(exc)) from None
+    notes = [agent_store.problem] if agent_store.problem else []
+    return policy, notes
+
+
+def build_hooks(settings: LoadedSettings, project_root: Path) -> HookRegistry:
+    """Return a hook registry holding the command hooks of every loaded settings file."""
+    from aimon_core.hook import HookRegistry
+
+    return HookRegistry(hook_specs(settings, lambda e: _raise(SetupError(str(e)))),
+                        project_dir=project_root)
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+def hook_specs(settings: LoadedSettings, on_error: Callable[[Exception], None]) -> list[Any]:
+    """Return the command hooks of all settings files; report a broken one to `on_error`."""
+    from aimon_core.hook import HookConfigError, parse_hooks_config
+
+    specs: list[Any] = []
+    for source, hooks in settings.hooks_by_source():
+        try:
+            specs.extend(parse_hooks_config({"hooks": hooks},
+                                            source=str(source.path or "flags")))
+        except HookConfigError as exc:
+            on_error(exc)
+    return specs
+
+
+def build_runtime(
+    options: RuntimeOptions,
+    settings: LoadedSettings,
+    *,
+    approve: Approver | None = None,
+    on_event: Callable[[object], None] | None = None,
+) -> Assembly:
+    """Choose the model, load the agent, tools, policy and hooks; return them together."""
+    from aimon_core.llm import make_client
+    from aimon_core.permission import interactive_gate
+    from aimon_core.tools import ToolRegistry
+    from aimon_core.tools.builtin import builtin_tools
+
+    agent = find_agent(options.agent, options.project_root)
+    notices = list(agent.warnings)
+    choice = _choose(options, settings, agent)
+    if choice.detected_local:
+        notices.append(
+            f"No API key configured: using the local model server at {choice.base_url} "
+            f"(model {choice.model})."
+        )
+    tools = ToolRegistry(builtin_tools())
+    if agent.tools is not None:
+        unknown = [t for t in agent.tools if t.split("(")[0] not in tools]
+        if unknown:
+            notices.append(f"agent {agent.name!r} names unknown tools: {', '.join(unknown)}")
+        tools = tools.only(t.split("(")[0] for t in agent.tools)
+    from aimon_core.agent import AgentRuntimeId
+
+    runtime_id = AgentRuntimeId.of(agent.name)
+    policy, notes = build_policy(options, settings, str(runtime_id))
+    notices.extend(notes)
+    hooks = build_hooks(settings, options.project_root)
+    gate = interactive_gate(policy, approve=approve,
+                            **({"on_event": on_event} if on_event is not None else {}))
+    runtime = AgentRuntime(
+        agent=agent, client=make_client(choice), model=choice.model, tools=tools, gate=gate,
+        settings=ModelSettings(), hooks=hooks, id=runtime_id,
+    )
+    return Assembly(runtime=runtime, policy=policy, hooks=hooks, settings=settings,
+                    notices=notices)
+
+
 def make_tool_context(
-    project_root: Path, session_id: str = "", agent_name: str = "default"
+    project_root: Path,
+    session_id: str = "",
+    agent_name: str = "default",
+    env: Mapping[str, str] | None = None,
 ) -> ToolContext:
     """Return a ToolContext on the local file system and shell."""
     from aimon_core.filesystem import LocalFileSystem
@@ -135,7 +246,7 @@ def make_tool_context(
         project_root=project_root,
         cwd=project_root,
         fs=LocalFileSystem(project_root),
-        shell=LocalShell(),
+        shell=LocalShell(env=env),
         state=ToolState(),
         session_id=session_id,
         agent_name=agent_name,

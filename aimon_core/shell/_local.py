@@ -226,9 +226,17 @@ def _shell_result(
 class LocalShell:
     """Run bash commands on this machine; every command gets its own process group."""
 
-    def __init__(self, *, output_limit: int = 30_000, kill_grace: float = 1.0) -> None:
+    def __init__(
+        self,
+        *,
+        output_limit: int = 30_000,
+        kill_grace: float = 1.0,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """`env` adds variables to every command's environment (settings' `env`)."""
         self.output_limit = output_limit
         self.kill_grace = kill_grace
+        self.env = dict(env or {})
         self._jobs: dict[str, _Job] = {}
         self._ids = itertools.count(1)
 
@@ -240,7 +248,7 @@ class LocalShell:
             "-c",
             command,
             cwd=cwd,
-            env=None if env is None else {**os.environ, **env},
+            env=None if env is None and not self.env else {**os.environ, **self.env, **(env or {})},
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
