@@ -21,9 +21,11 @@ from aimon_core.agent import (
     ExecutionRequest,
     ExecutionResult,
     Executor,
+    Notice,
     gather_environment,
 )
-from aimon_core.llm import Message
+from aimon_core.hook import HookEvent, HookInput, feedback_reminder
+from aimon_core.llm import Message, TextBlock
 from aimon_core.session._ids import SessionId
 from aimon_core.session._record import BudgetOverride, SessionRecord, SessionTotals
 from aimon_core.session._store import ClaimedSession, SessionStore
@@ -116,6 +118,7 @@ class LiveSession:
         self._waiting = 0
         self._closed = False
         self._closers: list[Callable[[], None]] = []
+        self._pending_context: list[str] = []
         self._turns = itertools.count(1)
 
     @classmethod
@@ -140,8 +143,11 @@ class LiveSession:
         except BaseException:
             store.release(claimed)
             raise
-        return cls(runtime=runtime, store=store, claimed=claimed, tool_context=tool_context,
+        live = cls(runtime=runtime, store=store, claimed=claimed, tool_context=tool_context,
                    environment=env)
+        await live._session_hook(HookEvent.ON_SESSION_START,
+                                 source="startup" if session_id is None else "resume")
+        return live
 
     @property
     def id(self) -> SessionId:
@@ -252,9 +258,32 @@ class LiveSession:
                 await self._running[1]
         with contextlib.suppress(Exception):
             await self._context.shell.close()
+        with contextlib.suppress(Exception):
+            await self._session_hook(HookEvent.ON_SESSION_END, reason="exit")
         for closer in self._closers:
             closer()
         self._store.release(self._claimed)
+
+    async def _session_hook(self, event: HookEvent, *, source: str | None = None,
+                            reason: str | None = None) -> None:
+        """Run SessionStart / SessionEnd hooks; SessionStart context joins the next prompt."""
+        hooks = self.runtime.hooks
+        if hooks is None or not hooks.has_hooks(event, source or reason):
+            return
+        result = await hooks.dispatch(event, HookInput(
+            event=event, session_id=self.id, cwd=self._context.cwd,
+            transcript_path=self.transcript_path, source=source, reason=reason))
+        for note in (*result.errors, result.system_message):
+            if note:
+                self._publish(Notice(text=note, level="warning"))
+        if result.additional_context:
+            self._pending_context.append(feedback_reminder(result.additional_context))
+
+    @property
+    def transcript_path(self) -> str | None:
+        """Return where the transcript is stored, when the store keeps files."""
+        path_of = getattr(self._store.records, "path_of", None)
+        return str(path_of(self.id)) if callable(path_of) else None
 
     async def _turn(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget | None
                     ) -> ExecutionResult:
@@ -283,8 +312,13 @@ class LiveSession:
                 finished.append(event.result)
             self._publish(event)
 
+        message = Message.user(prompt)
+        if self._pending_context:
+            extra = tuple(TextBlock(text=text) for text in self._pending_context)
+            message = Message(role="user", content=(*message.content, *extra))
+            self._pending_context.clear()
         request = ExecutionRequest(
-            prompt=Message.user(prompt), tool_context=self._context,
+            prompt=message, tool_context=self._context, transcript_path=self.transcript_path,
             history=self._record.transcript.messages, budget=budget,
             environment=self._environment, on_event=on_event, on_message=self._persist,
             execution_id=turn_id,

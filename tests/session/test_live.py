@@ -209,3 +209,36 @@ def test_per_turn_budget_and_events_iterator(tmp_path: Path) -> None:
         assert isinstance(seen[-1], TurnFinished)
 
     asyncio.run(main())
+
+
+def test_session_start_and_end_hooks(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from aimon_core.hook import HookEvent, HookInput, HookRegistry, HookResult
+
+    seen: list[tuple[str, str | None]] = []
+
+    async def on_start(hook_input: HookInput) -> HookResult:
+        seen.append(("start", hook_input.source))
+        return HookResult.context("Remember: the CI is red on main.")
+
+    async def on_end(hook_input: HookInput) -> HookResult:
+        seen.append(("end", hook_input.reason))
+        return HookResult()
+
+    hooks = HookRegistry()
+    hooks.register(HookEvent.ON_SESSION_START, on_start)
+    hooks.register(HookEvent.ON_SESSION_END, on_end)
+    client = script(reply("noted"))
+    runtime, store, ctx = setup(tmp_path, client)
+    runtime = replace(runtime, hooks=hooks)
+
+    async def main() -> None:
+        live = await open_live(runtime, store, ctx)
+        assert live.transcript_path is not None and live.transcript_path.endswith(".jsonl")
+        await live.submit("hi")
+        await live.close()
+
+    asyncio.run(main())
+    assert seen == [("start", "startup"), ("end", "exit")]
+    assert "the CI is red on main" in client.requests[0].messages[-1].text
