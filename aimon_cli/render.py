@@ -7,10 +7,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.markdown import Heading, Markdown
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import Heading, Markdown, MarkdownElement
 from rich.segment import Segment, Segments
 from rich.text import Text
 
@@ -59,7 +59,8 @@ class _LeftHeading(Heading):
 
 
 class _Markdown(Markdown):
-    elements = {**Markdown.elements, "heading_open": _LeftHeading}
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements, "heading_open": _LeftHeading}
 
 
 def split_complete(buffer: str) -> tuple[str, str]:
@@ -228,11 +229,12 @@ class Activity:
     queued: int = 0
 
     def describe(self) -> str:
-        """Return e.g. `working · iteration 3` or `running Bash · iteration 1`."""
+        """Return e.g. `working · iteration 3 · 12s` or `running Bash · iteration 1 · 2s`."""
         what = f"running {self.tool}" if self.tool else "working"
-        parts = [what, f"{time.monotonic() - self.since:.0f}s"]
+        parts = [what]
         if self.iteration:
             parts.append(f"iteration {self.iteration}")
+        parts.append(f"{time.monotonic() - self.since:.0f}s")
         if self.queued:
             parts.append(f"{self.queued} queued")
         return " · ".join(parts)
@@ -310,6 +312,13 @@ class Renderer:
             case _:
                 pass
 
+    def turn_failed(self, message: str) -> None:
+        """End a turn that raised instead of finishing: close what it left open, say why."""
+        self._flush()
+        self._close_pending("Not finished")
+        self.console.print(Text(f"✗ {message}", style="bold red"))
+        self.activity.busy, self.activity.tool = False, None
+
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished) -> None:
         self._flush()
         label = tool_label(event.name, event.input, self.project_root)
@@ -337,11 +346,11 @@ class Renderer:
             self.console.print(Text.assemble((prefix, "dim"), line), no_wrap=True,
                                overflow="ellipsis", crop=True)
 
-    def _close_pending(self) -> None:
+    def _close_pending(self, outcome: str = "Interrupted") -> None:
         for tool_use_id, label in self._pending.items():
             if self._last_tool != tool_use_id:
                 self._header(tool_use_id, label)
-            self._indented([Text("Interrupted", style="red")])
+            self._indented([Text(outcome, style="red")])
             self._last_tool = None
         self._pending.clear()
 
@@ -355,7 +364,8 @@ class Renderer:
         if thought:
             short = thought if len(thought) <= THINKING_CHARS else \
                 thought[: THINKING_CHARS - 1] + "…"
-            self.console.print(Text(f"✻ {short}", style="dim italic"))
+            self.console.print(Text(f"✻ {short}", style="dim italic"), no_wrap=True,
+                               overflow="ellipsis", crop=True)
 
     def _markdown(self, text: str) -> None:
         if not text.strip():
@@ -383,9 +393,7 @@ class Renderer:
         spoken = [m for m in messages if m.text.strip()]
         shown = spoken[-limit:]
         self.console.print(Text(
-            f"── Resumed session {self.session_id} · {len(messages)} messages"
-            + (f" · the last {len(shown)} with text shown" if len(spoken) > len(shown) else "")
-            + " ──", style="dim"))
+            f"── Resumed session {self.session_id} · {len(messages)} messages ──", style="dim"))
         for message in shown:
             lines = message.text.strip().splitlines()
             cut = len(lines) > REPLAY_LINES
@@ -397,11 +405,6 @@ class Renderer:
                 self._markdown(text)
         self.console.print(Text("──", style="dim"))
         self._blocks = 0
-
-    def print(self, renderable: RenderableType) -> None:
-        """Print something that is not an event (a command's output), after pending text."""
-        self._flush()
-        self.console.print(renderable)
 
 
 def _blank(line: list[Segment]) -> bool:

@@ -1,14 +1,16 @@
 """The interactive REPL: a prompt-toolkit prompt over a LiveSession, with slash commands.
 
-Startup is kept light: this module imports prompt-toolkit, rich's console and the command
-registry only. The LiveSession (and with it the provider SDK) opens in a background task
-while the first prompt is already on screen; the renderer is imported when it opens.
+Startup is kept light: this module imports prompt-toolkit and the command registry only.
+The LiveSession (and with it the provider SDK) opens in a background task while the first
+prompt is already on screen; rich and the renderer are imported, off the event loop, then.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import importlib
 import logging
 import signal
 import threading
@@ -19,21 +21,22 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from prompt_toolkit import PromptSession
+from prompt_toolkit import PromptSession, print_formatted_text
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
 from prompt_toolkit.styles import Style
-from rich.console import Console
-from rich.text import Text
 
 from aimon_core.command import CommandOutcome, CommandRegistry, default_registry, parse_slash
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from aimon_cli.render import Renderer
     from aimon_core.session import LiveSession, SessionStore, SessionSummary
 
@@ -42,7 +45,7 @@ log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROMPT_STYLE = Style.from_dict({
     "prompt": "bold",
-    "bottom-toolbar": "noreverse #888888",
+    "activity": "#888888",
     "spinner": "#d7875f",
 })
 
@@ -64,7 +67,10 @@ class ReplOptions:
 
 
 async def run_repl(options: ReplOptions, *, console: Console | None = None) -> int:
-    """Run the REPL until the user leaves; return the exit status."""
+    """Run the REPL until the user leaves; return the exit status.
+
+    Raises what `options.open_session` raised if the first session cannot open.
+    """
     return await ReplSession(options, console=console).run()
 
 
@@ -96,7 +102,7 @@ class ReplSession:
 
     def __init__(self, options: ReplOptions, *, console: Console | None = None) -> None:
         self.options = options
-        self.console = console or Console(highlight=False)
+        self._console = console
         self.commands = default_registry()
         self._live: LiveSession | None = None
         self._opening: asyncio.Task[LiveSession] | None = None
@@ -106,9 +112,11 @@ class ReplSession:
         self._exit_requested = False
         self._exit_code = 0
         self._ctrl_c_armed = False
+        self._open_error: BaseException | None = None
+        self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._prompt: PromptSession[str] = PromptSession(
-            message=[("class:prompt", "› ")],
+            message=self._message,
             multiline=True,
             prompt_continuation="  ",
             history=_history(options.history_file),
@@ -116,7 +124,6 @@ class ReplSession:
             complete_while_typing=True,
             reserve_space_for_menu=4,
             key_bindings=self._key_bindings(),
-            bottom_toolbar=self._toolbar,
             refresh_interval=0.125,
             style=PROMPT_STYLE,
             enable_suspend=True,
@@ -133,6 +140,8 @@ class ReplSession:
         """Return the current LiveSession, waiting for it to open (raises if it failed)."""
         if self._live is not None:
             return self._live
+        if self._closed:
+            raise RuntimeError("the REPL has ended; its session is closed")
         if self._opening is None:
             self._opening = self._start_opening(self.options.session_id)
         return await asyncio.shield(self._opening)
@@ -150,18 +159,31 @@ class ReplSession:
         root = str(self.options.project_root.resolve())
         return await asyncio.to_thread(self.options.store.records.list, root, limit)
 
+    @property
+    def exit_requested(self) -> bool:
+        """Return whether the REPL leaves after the current input."""
+        return self._exit_requested
+
     def request_exit(self, code: int = 0) -> None:
         """Leave after the current input; the session is closed and stays resumable."""
         self._exit_requested = True
         self._exit_code = code or self._exit_code
+        self._exit_if_requested()
+
+    def _exit_if_requested(self) -> None:
+        """End the prompt now if an exit was requested (also run as the prompt's pre_run)."""
         app = self._prompt.app
-        if app.is_running and not app.is_done:
+        if self._exit_requested and app.future is not None and not app.future.done():
             app.exit(result="")
 
     # ── the loop ─────────────────────────────────────────────────────────────────────────
 
     async def run(self) -> int:
-        """Show the prompt until the user leaves; return the exit status."""
+        """Show the prompt until the user leaves; return the exit status.
+
+        If the first session cannot open (no model configured, an unknown or locked session
+        id), the REPL ends and re-raises that error for the caller to report.
+        """
         self._loop = asyncio.get_running_loop()
         if self._opening is None:
             self._opening = self._start_opening(self.options.session_id)
@@ -170,18 +192,20 @@ class ReplSession:
             with patch_stdout(raw=True):
                 self._banner()
                 if self.options.initial_prompt:
-                    self.console.print(Text(f"› {self.options.initial_prompt}", style="bold"))
+                    self._say(f"› {self.options.initial_prompt}", "bold")
                     await self._handle(self.options.initial_prompt)
                 await self._read_loop()
         finally:
             restore()
-            await self._close()
+            await self.aclose()
+        if self._open_error is not None:
+            raise self._open_error
         return self._exit_code
 
     async def _read_loop(self) -> None:
         while not self._exit_requested:
             try:
-                text = await self._prompt.prompt_async()
+                text = await self._prompt.prompt_async(pre_run=self._exit_if_requested)
             except KeyboardInterrupt:  # SIGINT from outside, or Ctrl-C the bindings passed on
                 self._ctrl_c(had_text=False)
                 continue
@@ -234,14 +258,18 @@ class ReplSession:
             return
         exc = task.exception()
         if exc is not None and not isinstance(exc, LiveSessionClosedError):
-            log.error("the turn failed", exc_info=exc)
-            self._error(f"The turn failed: {exc}")
+            log.debug("the turn failed", exc_info=exc)
+            if self._renderer is not None and not self._busy():
+                self._renderer.turn_failed(f"The turn failed: {exc}")
+            else:
+                self._error(f"The turn failed: {exc}")
 
     # ── opening, switching and closing sessions ─────────────────────────────────────────
 
     def _start_opening(self, session_id: str | None) -> asyncio.Task[LiveSession]:
         async def open_first() -> LiveSession:
             live = await self.options.open_session(session_id)
+            await asyncio.to_thread(importlib.import_module, "aimon_cli.render")
             self._attach(live, replay=session_id is not None)
             return live
 
@@ -254,8 +282,7 @@ class ReplSession:
             return
         exc = task.exception()
         if exc is not None:
-            log.debug("opening the session failed", exc_info=exc)
-            self._error(f"aimon: {exc}")
+            self._open_error = exc
             self.request_exit(1)
 
     async def _switch(self, session_id: str | None) -> LiveSession:
@@ -280,7 +307,7 @@ class ReplSession:
         if replay:
             renderer.replay(live.record.transcript.messages)
             for warning in live.record.load_warnings:
-                self.console.print(Text(f"warning: {warning}", style="yellow"))
+                self._say(f"warning: {warning}", "yellow")
 
     async def _detach(self, live: LiveSession) -> None:
         await live.close()
@@ -289,10 +316,15 @@ class ReplSession:
             self._unsubscribe = None
         self._live = None
 
-    async def _close(self) -> None:
+    async def aclose(self) -> None:
+        """Close the current session (it stays resumable) and say how to resume it."""
+        if self._closed:
+            return
+        self._closed = True
         live = self._live
         if live is None and self._opening is not None:
-            live = await self._current_or_none()
+            with contextlib.suppress(Exception):
+                live = await asyncio.shield(self._opening)
         if live is not None:
             await self._detach(live)
         if self._turns:
@@ -303,8 +335,7 @@ class ReplSession:
             except Exception:
                 log.warning("shutting down failed", exc_info=True)
         if live is not None:
-            self.console.print(f"Resume this session with: aimon --resume {live.id}",
-                               highlight=False)
+            self._say(f"Resume this session with: aimon --resume {live.id}")
 
     # ── keys, Ctrl-C and the toolbar ─────────────────────────────────────────────────────
 
@@ -342,7 +373,7 @@ class ReplSession:
         live = self._live
         if live is None or not live.interrupt():
             return False
-        self.console.print(Text("Interrupting…", style="dim"))
+        self._say("Interrupting…", "dim")
         return True
 
     def _ctrl_c(self, *, had_text: bool) -> None:
@@ -354,38 +385,56 @@ class ReplSession:
             self.request_exit()
             return
         self._ctrl_c_armed = True
-        self.console.print(Text("Press Ctrl-C again to exit", style="dim"))
+        self._say("Press Ctrl-C again to exit", "dim")
 
     def _catch_sigint(self) -> Callable[[], None]:
-        """Route SIGINT (Ctrl-C while no prompt reads keys) to the running turn."""
+        """Treat SIGINT (Ctrl-C while no prompt reads keys) as a Ctrl-C key."""
         loop = self._loop
         if loop is None or threading.current_thread() is not threading.main_thread():
             return lambda: None
 
         def on_sigint(signum: int, frame: FrameType | None) -> None:
-            loop.call_soon_threadsafe(self._interrupt)
+            loop.call_soon_threadsafe(functools.partial(self._ctrl_c, had_text=False))
 
         previous = signal.signal(signal.SIGINT, on_sigint)
-        return lambda: signal.signal(signal.SIGINT, previous)
 
-    def _toolbar(self) -> StyleAndTextTuples:
-        renderer = self._renderer
-        if renderer is not None and renderer.activity.busy:
-            frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-            return [("class:spinner", f"{frame} "),
-                    ("", f"{renderer.activity.describe()} · Esc/Ctrl-C to interrupt")]
-        if self._live is None:
-            return [("", "opening the session… · /help for commands")]
-        return [("", "/help for commands · Esc-Enter for a new line · Ctrl-D to exit")]
+        def restore() -> None:
+            signal.signal(signal.SIGINT, previous)
+
+        return restore
+
+    def _message(self) -> StyleAndTextTuples:
+        """Return the prompt, with a spinner line above it while a turn runs.
+
+        The spinner lives in the prompt rather than a bottom toolbar: a toolbar needs the
+        terminal to report the cursor position, which not every terminal (or pty) does.
+        """
+        renderer, app = self._renderer, get_app_or_none()
+        prompt: StyleAndTextTuples = [("class:prompt", "› ")]
+        if renderer is None or not renderer.activity.busy or (app is not None and app.is_done):
+            return prompt
+        frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+        return [("class:spinner", f"{frame} "),
+                ("class:activity", f"{renderer.activity.describe()} · Esc/Ctrl-C to interrupt\n"),
+                *prompt]
 
     # ── output ───────────────────────────────────────────────────────────────────────────
+
+    @property
+    def console(self) -> Console:
+        """Return the rich console (made on first use: importing rich takes a while)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False)
+        return self._console
 
     def _banner(self) -> None:
         from aimon_core import __version__
 
-        self.console.print(Text(
-            f"aimon {__version__} · {self.options.project_root} · /help for commands",
-            style="dim"))
+        print_formatted_text(FormattedText([(
+            "#888888", f"aimon {__version__} · {self.options.project_root} · /help for commands",
+        )]))
 
     def _show(self, outcome: CommandOutcome) -> None:
         if not outcome.text:
@@ -397,10 +446,13 @@ class ReplSession:
 
             self.console.print(Markdown(outcome.text))
         else:
-            self.console.print(Text(outcome.text))
+            self._say(outcome.text)
 
     def _error(self, text: str) -> None:
-        self.console.print(Text(text, style="red"))
+        self._say(text, "red")
+
+    def _say(self, text: str, style: str = "") -> None:
+        self.console.print(text, style=style or None, markup=False, highlight=False)
 
 
 def _history(path: Path) -> History:

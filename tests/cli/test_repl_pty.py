@@ -1,0 +1,324 @@
+"""The REPL in a real pseudo-terminal: the `aimon` command against a loopback model server.
+
+Every wait is on screen text (or on a process appearing or going away), never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from aimon_core.agent import INTERRUPTED_RESULT, repair_tool_pairs
+from aimon_core.llm import ToolResultBlock
+from aimon_core.session import FileSessionRecordStore, SessionRecord, parse_session_id
+from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
+
+AIMON = str(Path(sys.executable).with_name("aimon"))
+TIMEOUT = 15
+RESUME_HINT = r"Resume this session with: aimon --resume (\d{8}-\d{6}-[0-9a-f]{6})"
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackModelServer]:
+    with LoopbackModelServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    return root
+
+
+@pytest.fixture
+def home() -> Path:
+    return Path(os.environ["AIMON_HOME"])
+
+
+Spawn = Callable[..., pexpect.spawn]
+
+
+@pytest.fixture
+def spawn(server: LoopbackModelServer, project: Path, home: Path) -> Iterator[Spawn]:
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str) -> pexpect.spawn:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIMON_PROVIDER", "AIMON_MODEL"))}
+        env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.base_url,
+                   AIMON_HOME=str(home), AIMON_NO_LOCAL_PROBE="1", PROMPT_TOOLKIT_NO_CPR="1",
+                   TERM="xterm")
+        child = pexpect.spawn(AIMON, ["--provider", "anthropic", "--model", "claude-sonnet-4-5",
+                                      *args],
+                              cwd=str(project), env=env, dimensions=(40, 120),
+                              encoding="utf-8", timeout=TIMEOUT)
+        children.append(child)
+        child.expect_exact("›")  # the first prompt
+        return child
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def wait_prompt(child: pexpect.spawn) -> None:
+    """Wait for the prompt drawn after a command's output (keys before it may be lost)."""
+    child.expect_exact("›")
+
+
+def leave(child: pexpect.spawn) -> str:
+    """Press Ctrl-D; return the session id of the resume hint, after the process ended."""
+    child.sendcontrol("d")
+    child.expect(RESUME_HINT)
+    session_id = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    return str(session_id)
+
+
+def stored(home: Path, session_id: str) -> SessionRecord:
+    return FileSessionRecordStore(home / "data").load(parse_session_id(session_id))
+
+
+def assert_valid_transcript(record: SessionRecord) -> None:
+    """Every tool_use is answered by the next message and nothing needed repair."""
+    assert repair_tool_pairs(record.transcript.messages) == record.transcript.messages
+
+
+def processes_running(argv: list[str]) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+            except OSError:
+                continue
+            if [part.decode(errors="replace") for part in cmdline] == argv:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.05)
+
+
+def test_streams_an_answer_and_shows_tool_calls(spawn: Spawn, server: LoopbackModelServer,
+                                                project: Path, home: Path) -> None:
+    server.add(
+        Reply(text="Let me look.", tool_calls=(
+            ScriptedToolCall(name="Read", input={"file_path": str(project / "calc.py")}),)),
+        Reply(text="It adds **two** numbers.\n\nNothing else to see."),
+    )
+    child = spawn()
+    child.send("what does calc.py do?\r")
+    child.expect_exact("Let me look.")
+    child.expect_exact("Read(calc.py)")
+    child.expect_exact("Read 2 lines")
+    child.expect_exact("Nothing else to see.")
+    child.expect(r"─ 20 in · 10 out · \$0\.\d{4} · session ")
+    session_id = leave(child)
+    record = stored(home, session_id)
+    assert [m.role for m in record.transcript.messages] == ["user", "assistant", "user",
+                                                            "assistant"]
+    assert record.totals.turns == 1 and record.totals.iterations == 2
+
+
+def test_ctrl_c_mid_stream_keeps_the_prompt_and_a_valid_transcript(
+        spawn: Spawn, server: LoopbackModelServer, home: Path) -> None:
+    partial = "Partial answer.\n\n" + "x" * 20  # the first half holds the first paragraph
+    server.add(StallStream(reply=Reply(text=partial), after_events=4, seconds=60),
+               Reply(text="Back again."))
+    child = spawn()
+    child.send("tell me a long story\r")
+    child.expect_exact("Partial answer.")
+    child.expect_exact("Esc/Ctrl-C to interrupt")
+    child.sendcontrol("c")
+    child.expect_exact("Interrupted. Partial output is kept")
+    child.send("go on\r")
+    child.expect_exact("Back again.")
+    record = stored(home, leave(child))
+    assert_valid_transcript(record)
+    texts = [(m.role, m.text) for m in record.transcript.messages]
+    assert texts == [("user", "tell me a long story"), ("assistant", partial[:len(partial) // 2]),
+                     ("user", "go on"), ("assistant", "Back again.")]
+
+
+def test_ctrl_c_mid_bash_kills_the_command_and_answers_the_tool_call(
+        spawn: Spawn, server: LoopbackModelServer, home: Path) -> None:
+    seconds = f"{600 + secrets.randbelow(9000)}.{secrets.randbelow(1000):03d}"
+    server.add(Reply(tool_calls=(ScriptedToolCall(name="Bash", input={
+        "command": f"sleep {seconds}", "description": "Wait"}),)))
+    child = spawn("--allowed-tools", "Bash(sleep:*)")
+    child.send("wait a while\r")
+    child.expect_exact(f"Bash(sleep {seconds})")
+    wait_until(lambda: bool(processes_running(["sleep", seconds])), "sleep runs")
+    child.expect_exact("running Bash")
+    child.sendcontrol("c")
+    child.expect_exact("Interrupted")
+    child.expect_exact("Interrupted. Partial output is kept")
+    wait_until(lambda: not processes_running(["sleep", seconds]), "sleep is killed")
+    record = stored(home, leave(child))
+    assert_valid_transcript(record)
+    last = record.transcript.messages[-1]
+    assert last.role == "user"
+    (block,) = last.content
+    assert isinstance(block, ToolResultBlock) and block.is_error
+    assert block.text == INTERRUPTED_RESULT
+
+
+def test_budget_and_totals_survive_exit_and_resume(spawn: Spawn, server: LoopbackModelServer,
+                                                   home: Path) -> None:
+    server.add(Reply(text="Hi there, first answer."))
+    child = spawn()
+    child.send("/budget iterations 7\r")
+    child.expect_exact("Budget set: each turn gets at most 7 iterations")
+    child.send("hello\r")
+    child.expect_exact("Hi there, first answer.")
+    child.expect_exact("session ")
+    child.send("/exit\r")
+    child.expect(RESUME_HINT)
+    session_id = child.match.group(1)
+    child.expect(pexpect.EOF)
+
+    again = spawn("--resume", session_id)
+    again.expect_exact(f"Resumed session {session_id} · 2 messages")
+    again.expect_exact("Hi there, first answer.")
+    again.send("/status\r")
+    again.expect_exact(f"Session   {session_id} (2 messages)")
+    again.expect_exact("Totals    1 turns · 1 iterations")
+    again.expect_exact("Tokens    10 in · 5 out")
+    again.expect_exact("Budget    at most 7 iterations")
+    again.expect_exact("Override  iterations 7")
+    wait_prompt(again)
+    assert leave(again) == session_id
+    assert stored(home, session_id).budget_override is not None
+
+
+def test_text_typed_during_a_turn_is_queued_and_runs_next(
+        spawn: Spawn, server: LoopbackModelServer) -> None:
+    server.add(StallStream(reply=Reply(text="Slow answer."), after_events=3, seconds=3),
+               Reply(text="Queued answer."))
+    child = spawn()
+    child.send("first\r")
+    child.expect_exact("Esc/Ctrl-C to interrupt")
+    child.send("second\r")
+    child.expect_exact("queued: second")
+    child.expect_exact("Slow answer.")
+    child.expect_exact("› second")
+    child.expect_exact("Queued answer.")
+    leave(child)
+    assert len(server.requests) == 2
+    second = server.requests[1].body["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert "second" in str(second[2]["content"])
+
+
+def test_unknown_commands_get_a_suggestion(spawn: Spawn) -> None:
+    child = spawn()
+    child.send("/stauts\r")
+    child.expect_exact("Unknown command /stauts. Did you mean /status?")
+    child.send("/nonsense\r")
+    child.expect_exact("Unknown command /nonsense. Type /help to see the commands.")
+    child.send("/help\r")
+    child.expect_exact("Esc-Enter, Alt-Enter")
+    child.expect_exact("for a command's arguments.")
+    wait_prompt(child)
+    leave(child)
+
+
+def test_ctrl_d_and_double_ctrl_c_exit_with_the_resume_hint(spawn: Spawn) -> None:
+    leave(spawn())
+    child = spawn()
+    child.sendcontrol("c")
+    child.expect_exact("Press Ctrl-C again to exit")
+    child.sendcontrol("c")
+    child.expect(RESUME_HINT)
+    child.expect(pexpect.EOF)
+
+
+def test_esc_enter_inserts_a_newline_and_enter_sends_it_all(
+        spawn: Spawn, server: LoopbackModelServer) -> None:
+    server.add(Reply(text="Got both lines."))
+    child = spawn()
+    child.send("line one")
+    child.send("\x1b\r")
+    child.send("line two\r")
+    child.expect_exact("Got both lines.")
+    leave(child)
+    assert server.requests[0].body["messages"][0]["content"][0]["text"] == "line one\nline two"
+
+
+def test_a_pasted_block_stays_whole(spawn: Spawn, server: LoopbackModelServer) -> None:
+    server.add(Reply(text="Got the paste."))
+    child = spawn()
+    child.send("\x1b[200~first line\rsecond line\r\x1b[201~")
+    child.send(" please\r")
+    child.expect_exact("Got the paste.")
+    leave(child)
+    (request,) = server.requests
+    assert request.body["messages"][0]["content"][0]["text"] == \
+        "first line\nsecond line\n please"
+
+
+def test_esc_interrupts_a_running_turn(spawn: Spawn, server: LoopbackModelServer) -> None:
+    server.add(StallStream(reply=Reply(text="Never finished."), after_events=3, seconds=60))
+    child = spawn()
+    child.send("go\r")
+    child.expect_exact("Esc/Ctrl-C to interrupt")
+    child.send("\x1b")
+    child.expect_exact("Interrupted. Partial output is kept")
+    leave(child)
+
+
+def test_an_initial_prompt_runs_first(spawn: Spawn, server: LoopbackModelServer) -> None:
+    server.add(Reply(text="Answer to the initial prompt."))
+    child = spawn("say hello")
+    child.expect_exact("Answer to the initial prompt.")
+    leave(child)
+    assert "say hello" in str(server.requests[0].body["messages"][0]["content"])
+
+
+def test_resume_without_an_id_offers_a_numbered_list(
+        spawn: Spawn, server: LoopbackModelServer) -> None:
+    server.add(Reply(text="Stored answer."))
+    child = spawn()
+    child.send("remember this\r")
+    child.expect_exact("Stored answer.")
+    session_id = leave(child)
+    picker = pexpect.spawn(AIMON, ["--provider", "anthropic", "--model", "claude-sonnet-4-5",
+                                   "-r"], cwd=child.cwd, env=child.env, dimensions=(40, 120),
+                           encoding="utf-8", timeout=TIMEOUT)
+    picker.expect_exact(f"1. {session_id}")
+    picker.expect_exact("Resume which session?")
+    picker.send("1\r")
+    picker.expect_exact(f"Resumed session {session_id}")
+    assert leave(picker) == session_id
+
+
+def test_the_repl_module_imports_no_provider_sdk() -> None:
+    code = ("import sys, aimon_cli.repl, aimon_cli._picker; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('anthropic', 'openai', 'httpx', 'aimon_core')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    loaded = eval(done.stdout)
+    assert not [m for m in loaded if not m.startswith("aimon_core")]
+    assert "aimon_core.session" not in loaded and "aimon_core.llm" not in loaded
