@@ -8,21 +8,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aimon_core.agent import (
-    AgentDefinition,
-    AgentDefinitionError,
-    AgentRuntime,
-    load_agent_file,
-    load_builtin_agent,
-)
-from aimon_core.llm import ModelSettings
-from aimon_core.tools import ToolContext
-
 if TYPE_CHECKING:
+    from aimon_core.agent import AgentDefinition, AgentRuntime
     from aimon_core.config import LoadedSettings
     from aimon_core.hook import HookRegistry
     from aimon_core.llm import ProviderChoice
     from aimon_core.permission import Approver, PermissionPolicy
+    from aimon_core.tools import ToolContext
 
 
 class SetupError(Exception):
@@ -80,6 +72,8 @@ def load_project_settings(options: RuntimeOptions, *, trust_all: bool = False
 
 def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
     """Return the named agent from the project, the user config, or the built-ins."""
+    from aimon_core.agent import AgentDefinitionError, load_agent_file, load_builtin_agent
+
     if name is None or name == "default":
         return load_builtin_agent("default")
     from aimon_core.session import user_config_dir
@@ -196,7 +190,8 @@ def build_runtime(
     on_event: Callable[[object], None] | None = None,
 ) -> Assembly:
     """Choose the model, load the agent, tools, policy and hooks; return them together."""
-    from aimon_core.llm import make_client
+    from aimon_core.agent import AgentRuntime
+    from aimon_core.llm import ModelSettings, make_client
     from aimon_core.permission import interactive_gate
     from aimon_core.tools import ToolRegistry
     from aimon_core.tools.builtin import builtin_tools
@@ -240,6 +235,7 @@ def make_tool_context(
     """Return a ToolContext on the local file system and shell."""
     from aimon_core.filesystem import LocalFileSystem
     from aimon_core.shell import LocalShell
+    from aimon_core.tools import ToolContext
     from aimon_core.tools._state import ToolState
 
     return ToolContext(

@@ -1,6 +1,7 @@
 """The model layer: provider-neutral messages, the LLMClient seam, providers and retries."""
 
-from aimon_core.llm._anthropic import AnthropicClient
+from typing import TYPE_CHECKING, Any
+
 from aimon_core.llm._client import (
     LLMClient,
     ScriptedLLMClient,
@@ -48,16 +49,49 @@ from aimon_core.llm._messages import (
     ToolUseStarted,
     Usage,
 )
-from aimon_core.llm._models import DEFAULT_MODELS, ModelInfo, cost_usd, model_info
-from aimon_core.llm._openai import OpenAIClient
-from aimon_core.llm._retry import RetryingClient, RetryPolicy
-from aimon_core.llm._select import (
-    ProviderChoice,
-    choose_provider,
-    make_client,
-    ollama_models,
-    probe_ollama,
-)
+
+if TYPE_CHECKING:
+    from aimon_core.llm._anthropic import AnthropicClient
+    from aimon_core.llm._models import DEFAULT_MODELS, ModelInfo, cost_usd, model_info
+    from aimon_core.llm._openai import OpenAIClient
+    from aimon_core.llm._retry import RetryingClient, RetryPolicy
+    from aimon_core.llm._select import (
+        ProviderChoice,
+        choose_provider,
+        make_client,
+        ollama_models,
+        probe_ollama,
+    )
+
+# The provider clients, retries, registry and selection load on first use: start-up paths
+# (`aimon --version`, the first REPL prompt) never pay for them.
+_LAZY = {
+    "AnthropicClient": "_anthropic",
+    "DEFAULT_MODELS": "_models",
+    "ModelInfo": "_models",
+    "cost_usd": "_models",
+    "model_info": "_models",
+    "OpenAIClient": "_openai",
+    "RetryingClient": "_retry",
+    "RetryPolicy": "_retry",
+    "ProviderChoice": "_select",
+    "choose_provider": "_select",
+    "make_client": "_select",
+    "ollama_models": "_select",
+    "probe_ollama": "_select",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aimon_core.llm' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"aimon_core.llm.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_MODELS",

@@ -1,5 +1,7 @@
 """The session tier's storage: ids, records, the JSONL codec, record stores and leases."""
 
+from typing import TYPE_CHECKING, Any
+
 from aimon_core.session._codec import (
     FORMAT_VERSION,
     block_from_json,
@@ -27,17 +29,6 @@ from aimon_core.session._lease import (
     SessionLeaseStore,
     default_holder,
 )
-from aimon_core.session._live import (
-    LiveSession,
-    LiveSessionClosedError,
-    LiveSessionEvent,
-    LiveSessionStatus,
-    SubmitOutcome,
-    TurnFinished,
-    TurnId,
-    TurnQueued,
-    TurnStarted,
-)
 from aimon_core.session._memory_store import MemorySessionRecordStore
 from aimon_core.session._paths import project_key, user_config_dir, user_data_dir
 from aimon_core.session._record import (
@@ -50,6 +41,43 @@ from aimon_core.session._record import (
     title_from,
 )
 from aimon_core.session._store import ClaimedSession, SessionRecordStore, SessionStore
+
+if TYPE_CHECKING:
+    from aimon_core.session._live import (
+        LiveSession,
+        LiveSessionClosedError,
+        LiveSessionEvent,
+        LiveSessionStatus,
+        SubmitOutcome,
+        TurnFinished,
+        TurnId,
+        TurnQueued,
+        TurnStarted,
+    )
+
+# LiveSession pulls in the agent, llm and tools packages; listing sessions must not.
+_LAZY = {
+    "LiveSession",
+    "LiveSessionClosedError",
+    "LiveSessionEvent",
+    "LiveSessionStatus",
+    "SubmitOutcome",
+    "TurnFinished",
+    "TurnId",
+    "TurnQueued",
+    "TurnStarted",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'aimon_core.session' has no attribute {name!r}")
+    from aimon_core.session import _live
+
+    value = getattr(_live, name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FORMAT_VERSION",
