@@ -1,4 +1,4 @@
-"""Load every real-world agent definition in ../shared/corpora/agents and compare with expected.json.
+"""Load the real-world agent definitions in ../shared/corpora/agents; compare with expected.json.
 
 Run:  .venv/bin/python scripts/check_agent_corpus.py [CORPUS_DIR]
 Not a unit test: the corpus lives outside the repository. Prints one line per mismatch and a
