@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core.agent import GateVerdict, ToolGate
-from aimon_core.hook import PermissionDecision
+from aimon_core.hook import HookEvent, HookInput, HookRegistry, PermissionDecision
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
     ApprovalAnswer,
@@ -274,10 +274,12 @@ def interactive_gate(
     *,
     approve: Approver | None,
     on_event: Callable[[object], None] = _ignore,
+    hooks: HookRegistry | None = None,
 ) -> ToolGate:
     """Return a gate that runs the policy and asks ``approve`` when it says ASK.
 
-    With ``approve`` None (print mode, no UI) an ASK is refused with the ``--allowed-tools``
+    Before asking, PermissionRequest hooks may allow or deny the call for the user. With
+    ``approve`` None (print mode, no UI) an ASK is refused with the ``--allowed-tools``
     flag that would allow it. Questions are asked one at a time; a call that waited is decided
     again first, since the answer before it may cover it. Cancelling the turn while the user
     is being asked cancels the question too.
@@ -289,6 +291,9 @@ def interactive_gate(
         decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
         if decision.verdict is not Verdict.ASK:
             return settled_verdict(decision, decided_by=decision.reason)
+        hooked = await _permission_request_hooks(hooks, tool, tool_input, ctx, policy)
+        if hooked is not None:
+            return hooked
         if approve is None:
             return unasked_verdict(tool, tool_input, decision)
         async with lock:
@@ -307,6 +312,25 @@ def interactive_gate(
                            decided_by="user")
 
     return gate
+
+
+async def _permission_request_hooks(
+    hooks: HookRegistry | None, tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext,
+    policy: PermissionPolicy,
+) -> GateVerdict | None:
+    """Let PermissionRequest hooks answer for the user; None when none decided."""
+    if hooks is None or not hooks.has_hooks(HookEvent.PERMISSION_REQUEST, tool.name):
+        return None
+    result = await hooks.dispatch(HookEvent.PERMISSION_REQUEST, HookInput(
+        event=HookEvent.PERMISSION_REQUEST, session_id=ctx.session_id, cwd=ctx.cwd,
+        permission_mode=policy.mode.value, tool_name=tool.name, tool_input=dict(tool_input)))
+    if result.permission is PermissionDecision.ALLOW:
+        return GateVerdict(allowed=True, decided_by=f"PermissionRequest hook {result.source}")
+    if result.permission is PermissionDecision.DENY or result.blocked:
+        reason = result.feedback or "a PermissionRequest hook denied this call"
+        return GateVerdict(allowed=False, message=f"Permission denied: {reason}",
+                           decided_by=f"PermissionRequest hook {result.source}")
+    return None
 
 
 async def _remember(policy: PermissionPolicy, request: ApprovalRequest,

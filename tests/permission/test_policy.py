@@ -484,3 +484,42 @@ def test_concurrent_asks_are_serialized_and_redecided(project: Path, ctx: ToolCo
 
     assert all(v.allowed for v in asyncio.run(scenario()))
     assert len(approver.requests) == 1
+
+
+def test_permission_request_hooks_answer_for_the_user(tmp_path: Path) -> None:
+    import asyncio
+
+    from aimon_core.filesystem import LocalFileSystem
+    from aimon_core.hook import HookEvent, HookInput, HookRegistry, HookResult
+    from aimon_core.permission import PermissionMode, PermissionPolicy, PermissionRules
+    from aimon_core.permission import interactive_gate as make_gate
+    from aimon_core.shell import LocalShell
+    from aimon_core.tools import ToolContext
+    from aimon_core.tools._state import ToolState
+    from aimon_core.tools.builtin import builtin_tools
+
+    async def verdict(hook_input: HookInput) -> HookResult:
+        command = (hook_input.tool_input or {}).get("command", "")
+        if command.startswith("make"):
+            return HookResult.allow()
+        if command.startswith("curl"):
+            return HookResult.deny("no network from the agent")
+        return HookResult()
+
+    hooks = HookRegistry()
+    hooks.register(HookEvent.PERMISSION_REQUEST, verdict, matcher="Bash")
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, tmp_path)
+    gate = make_gate(policy, approve=None, hooks=hooks)
+    bash = next(t for t in builtin_tools() if t.name == "Bash")
+    ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, fs=LocalFileSystem(tmp_path),
+                      shell=LocalShell(), state=ToolState())
+
+    async def ask(command: str) -> tuple[bool, str]:
+        got = await gate(bash, {"command": command}, ctx)
+        return got.allowed, got.message
+
+    assert asyncio.run(ask("make test"))[0] is True
+    allowed, message = asyncio.run(ask("curl http://x"))
+    assert not allowed and "no network from the agent" in message
+    allowed, message = asyncio.run(ask("touch y"))
+    assert not allowed and "--allowed-tools" in message
