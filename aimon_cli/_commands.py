@@ -150,8 +150,13 @@ async def _open_live(launch: Launch, store: SessionStore, session_id: str | None
                      notices: list[str], *, approve: Approver | None = None,
                      on_event: Callable[[object], None] | None = None) -> LiveSession:
     """Load settings, build the runtime (imports the SDK, off the event loop), open the session."""
-    from aimon_cli._setup import build_runtime, load_project_settings, make_tool_context
-    from aimon_core.session import LiveSession, TurnStarted
+    from aimon_cli._setup import (
+        attach_policy,
+        build_runtime,
+        load_project_settings,
+        make_tool_context,
+    )
+    from aimon_core.session import LiveSession
 
     launch = _with_session_agent(launch, store, session_id)
     settings = await asyncio.to_thread(load_project_settings, launch.runtime)
@@ -165,9 +170,7 @@ async def _open_live(launch: Launch, store: SessionStore, session_id: str | None
     context = make_tool_context(launch.project_root, agent_name=assembly.runtime.agent.name,
                                 env=settings.settings.env)
     live = await LiveSession.open(assembly.runtime, store, context, session_id=session_id)
-    policy = assembly.policy
-    policy.session.attach(live.record.approvals, live.set_approvals)
-    live.subscribe(lambda event: policy.start_turn() if isinstance(event, TurnStarted) else None)
+    attach_policy(assembly.policy, live)
     return live
 
 
@@ -208,6 +211,8 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
 
 
 def _interactive(launch: Launch, prompt: str | None) -> int:
+    from aimon_cli._approval import ApprovalBridge
+    from aimon_cli._runtime import SharedRuntime
     from aimon_cli._sessions_cli import default_store
     from aimon_cli.repl import ReplOptions, run_repl
     from aimon_core.session import SessionError, user_data_dir
@@ -221,20 +226,13 @@ def _interactive(launch: Launch, prompt: str | None) -> int:
         session_id = asyncio.run(pick_session(recent))
         if session_id is None:
             return 0
-    opened: list[LiveSession] = []
-
-    async def open_session(wanted: str | None) -> LiveSession:
-        notices: list[str] = []
-        live = await _open_live(launch, store, wanted, notices)
-        for notice in notices:
-            sys.stderr.write(f"aimon: {notice}\n")
-        opened.append(live)
-        return live
-
+    questions = ApprovalBridge(launch.project_root)
+    shared = SharedRuntime(launch.runtime, store, questions)
     options = ReplOptions(
-        project_root=launch.project_root, store=store, open_session=open_session,
+        project_root=launch.project_root, store=store, open_session=shared.open_session,
         session_id=session_id, initial_prompt=prompt,
-        history_file=user_data_dir() / "prompt-history",
+        history_file=user_data_dir() / "prompt-history", shutdown=shared.shutdown,
+        questions=questions, assembly=lambda: shared.assembly, watch=shared.watch,
     )
     try:
         return asyncio.run(run_repl(options))

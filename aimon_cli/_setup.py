@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from aimon_core.hook import HookRegistry
     from aimon_core.llm import ProviderChoice
     from aimon_core.permission import Approver, PermissionPolicy
+    from aimon_core.session import LiveSession
     from aimon_core.tools import ToolContext
 
 
@@ -58,16 +59,20 @@ def load_project_settings(options: RuntimeOptions, *, trust_all: bool = False
     """Load user, project and local settings plus the flags; SetupError if any is broken."""
     from aimon_core.config import SettingsError, TrustStore, load_settings
 
-    flags: dict[str, Any] = {
+    try:
+        return load_settings(options.project_root, flags=settings_flags(options),
+                             trust_store=TrustStore(), trust_all=trust_all)
+    except SettingsError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def settings_flags(options: RuntimeOptions) -> dict[str, Any]:
+    """Return the model flags in the shape of a settings file (None: the flag was not given)."""
+    return {
         "model": options.model.model,
         "provider": options.model.provider,
         "base_url": options.model.base_url,
     }
-    try:
-        return load_settings(options.project_root, flags=flags, trust_store=TrustStore(),
-                             trust_all=trust_all)
-    except SettingsError as exc:
-        raise SetupError(str(exc)) from None
 
 
 def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
@@ -216,7 +221,7 @@ def build_runtime(
     policy, notes = build_policy(options, settings, str(runtime_id))
     notices.extend(notes)
     hooks = build_hooks(settings, options.project_root)
-    gate = interactive_gate(policy, approve=approve,
+    gate = interactive_gate(policy, approve=approve, hooks=hooks,
                             **({"on_event": on_event} if on_event is not None else {}))
     runtime = AgentRuntime(
         agent=agent, client=make_client(choice), model=choice.model, tools=tools, gate=gate,
@@ -224,6 +229,53 @@ def build_runtime(
     )
     return Assembly(runtime=runtime, policy=policy, hooks=hooks, settings=settings,
                     notices=notices)
+
+
+def attach_policy(policy: PermissionPolicy, live: LiveSession) -> None:
+    """Keep session approvals on `live`'s record; forget turn approvals as each turn starts."""
+    from aimon_core.session import TurnStarted
+
+    policy.session.attach(live.record.approvals, live.set_approvals)
+    policy.start_turn()
+    live.subscribe(lambda event: policy.start_turn() if isinstance(event, TurnStarted) else None)
+
+
+def apply_settings(assembly: Assembly, options: RuntimeOptions, loaded: LoadedSettings,
+                   on_error: Callable[[Exception], None]) -> list[str]:
+    """Make reloaded settings take effect in a built runtime; return notes for the user.
+
+    Permission rules, additional directories and hooks are replaced; the mode changes when
+    the settings' defaultMode changed (a --permission-mode flag wins). The model and the env
+    of running sessions stay as they were (a note says so). Problems go to ``on_error``.
+    """
+    from aimon_core.permission import PermissionModeError, PermissionRules, RuleError, parse_mode
+
+    permissions, old = loaded.settings.permissions, assembly.settings.settings
+    policy, notes = assembly.policy, list[str]()
+    try:
+        flags = PermissionRules.parse(allow=options.allowed, deny=options.disallowed)
+        rules = permissions.rules().merged(flags)
+    except RuleError as exc:
+        on_error(exc)
+        return notes
+    # Adapter until PermissionPolicy offers a setter: `rules` and `extra_dirs` are plain
+    # attributes that every decision reads afresh, so replacing them takes effect at once.
+    policy.rules = rules
+    policy.extra_dirs = tuple(Path(p) for p in permissions.additional_directories)
+    if options.permission_mode is None and permissions.default_mode != old.permissions.default_mode:
+        try:
+            policy.set_mode(parse_mode(permissions.default_mode))
+            notes.append(f"permission mode is now {policy.mode.value}")
+        except PermissionModeError as exc:
+            on_error(exc)
+    assembly.hooks.replace_commands(hook_specs(loaded, on_error))
+    assembly.settings = loaded
+    new = loaded.settings
+    if (new.model, new.provider, new.base_url) != (old.model, old.provider, old.base_url):
+        notes.append("model changes take effect when aimon starts again")
+    if new.env != old.env:
+        notes.append("env changes apply to new sessions (/clear)")
+    return notes
 
 
 def make_tool_context(

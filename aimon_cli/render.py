@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import Heading, Markdown, MarkdownElement
@@ -30,11 +30,23 @@ from aimon_core.agent import (
 )
 from aimon_core.command import format_cost, format_tokens
 from aimon_core.llm import Message, Usage
+from aimon_core.permission import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalScope,
+)
 from aimon_core.session import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
 from aimon_core.tools import ToolResult
 
+if TYPE_CHECKING:
+    from aimon_cli._preview import ProposedChange
+
 RESULT_LINES = 4  # a result of up to this many lines is shown whole; longer ones are folded
 DIFF_LINES = 20
+APPROVAL_DIFF_LINES = 40
+COMMAND_LINES = 12
 THINKING_CHARS = 160
 REPLAY_MESSAGES = 6
 REPLAY_LINES = 12
@@ -47,6 +59,8 @@ _LIMIT_HINTS = {
     StopCause.TIME_LIMIT: "raise it with /budget time 10m",
 }
 _CHECKS = {"completed": "☑", "in_progress": "◐", "pending": "☐"}
+_ALLOWED = {ApprovalScope.ONCE: "once", ApprovalScope.TURN: "for this turn",
+            ApprovalScope.SESSION: "for this session", ApprovalScope.AGENT: "for this agent"}
 
 
 class _LeftHeading(Heading):
@@ -191,6 +205,44 @@ def todo_lines(todos: Sequence[Any]) -> list[Text]:
     return rows or [Text("(the todo list is empty)", style="dim")]
 
 
+def approval_lines(request: ApprovalRequest, change: ProposedChange | None,
+                   project_root: Path | None = None) -> list[Text]:
+    """Return what an approval question shows: the call, why it asks, the command or diff."""
+    label = tool_label(request.tool_name, request.tool_input, project_root)
+    rows = [Text.assemble(("? ", "bold yellow"), (label, "bold"),
+                          (" needs your approval", "bold yellow"),
+                          (f" · {request.reason}" if request.reason else "", "dim"))]
+    command = request.tool_input.get("command") if request.tool_name == "Bash" else None
+    if isinstance(command, str) and (len(command) > LABEL_CHARS or "\n" in command.strip()):
+        lines = command.strip().splitlines()
+        rows += [Text(f"  $ {line}") for line in lines[:COMMAND_LINES]]
+        rows += [Text("  …", style="dim")] if len(lines) > COMMAND_LINES else []
+    if change is not None:
+        path = _short_path(str(change.path), project_root)
+        if change.diff:
+            shown = diff_lines(change.diff, path, created=change.created,
+                               limit=APPROVAL_DIFF_LINES)
+            summary = re.sub(r"^(Creat|Updat)ed", r"\1e", shown[0].plain)  # not done yet
+            rows.append(Text.assemble(("  ⎿ ", "dim"), summary))
+            rows += [Text.assemble("    ", line) for line in shown[1:]]
+        elif change.note:
+            rows.append(Text.assemble(("  ⎿ ", "dim"), (f"{path}: {change.note}", "dim")))
+    return rows
+
+
+def resolved_line(answer: ApprovalAnswer, remembered: str, request: ApprovalRequest | None,
+                  project_root: Path | None = None) -> Text:
+    """Return the line that records the user's answer to an approval question."""
+    label = (tool_label(request.tool_name, request.tool_input, project_root)
+             if request is not None else "the tool call")
+    if not answer.allowed:
+        why = f" ({answer.reason})" if answer.reason else ""
+        return Text(f"✗ denied: {label}{why}", style="red")
+    if answer.scope is not ApprovalScope.ONCE and not remembered:
+        return Text(f"✓ allowed: {label} (this call only)", style="green")
+    return Text(f"✓ allowed {_ALLOWED[answer.scope]}: {remembered or label}", style="green")
+
+
 def status_line(usage: Usage, cost_usd: float, session_id: str) -> Text:
     """Return the line shown after a turn: tokens, cost and session."""
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
@@ -255,6 +307,7 @@ class Renderer:
         self._pending: dict[str, str] = {}  # tool calls started and not finished: id → label
         self._last_tool: str | None = None  # the tool call whose line was printed last
         self._queued: set[str] = set()
+        self._approvals: dict[str, ApprovalRequest] = {}  # questions asked and not answered
 
     def __call__(self, event: LiveSessionEvent) -> None:
         """Render one event."""
@@ -309,6 +362,17 @@ class Renderer:
                     self.console.print(line)
                 self.console.print(status_line(result.usage, result.cost_usd, self.session_id))
                 self.activity.busy, self.activity.tool = False, None
+            case _:
+                pass
+
+    def approval_event(self, event: object) -> None:
+        """Render the gate's approval events: remember a request, print how it was answered."""
+        match event:
+            case ApprovalRequested(request=request):
+                self._approvals[request.id] = request
+            case ApprovalResolved(request_id=request_id, answer=answer, remembered=remembered):
+                asked = self._approvals.pop(request_id, None)
+                self._line_text(resolved_line(answer, remembered, asked, self.project_root))
             case _:
                 pass
 
@@ -385,8 +449,12 @@ class Renderer:
         self.console.print(Segments(segments), end="")
 
     def _line(self, text: str, style: str) -> None:
+        self._line_text(Text(text, style=style))
+
+    def _line_text(self, text: Text) -> None:
         self._flush()
-        self.console.print(Text(text, style=style))
+        self.console.print(text)
+        self._last_tool = None  # a tool's result after this line names its call again
 
     def replay(self, messages: Sequence[Message], *, limit: int = REPLAY_MESSAGES) -> None:
         """Print the last user prompts and answers of a resumed session, shortened."""

@@ -3,6 +3,9 @@
 Startup is kept light: this module imports prompt-toolkit and the command registry only.
 The LiveSession (and with it the provider SDK) opens in a background task while the first
 prompt is already on screen; rich and the renderer are imported, off the event loop, then.
+
+When the runtime asks a question (a tool call to approve, a folder to trust), the prompt
+gives way to a one-key question prompt (see `_approval`) and comes back with the draft.
 """
 
 from __future__ import annotations
@@ -12,42 +15,39 @@ import contextlib
 import functools
 import importlib
 import logging
-import signal
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
-from prompt_toolkit.styles import Style
 
-from aimon_core.command import CommandOutcome, CommandRegistry, default_registry, parse_slash
+from aimon_cli._approval import ApprovalBridge, ApprovalQuestion, Asker
+from aimon_cli._prompt import (
+    PROMPT_STYLE,
+    SPINNER,
+    SlashCompleter,
+    catch_sigint,
+    prompt_history,
+)
+from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from aimon_cli._setup import Assembly
     from aimon_cli.render import Renderer
+    from aimon_core.config import LoadedSettings
+    from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
     from aimon_core.session import LiveSession, SessionStore, SessionSummary
 
 log = logging.getLogger(__name__)
-
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-PROMPT_STYLE = Style.from_dict({
-    "prompt": "bold",
-    "activity": "#888888",
-    "spinner": "#d7875f",
-})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +64,13 @@ class ReplOptions:
     initial_prompt: str | None = None
     # Releases what open_session made (the runtime's model client); called once at exit.
     shutdown: Callable[[], Awaitable[None]] | None = None
+    # The questions the runtime asks (tool approvals, folder trust); None: nothing asks.
+    questions: ApprovalBridge | None = None
+    # The runtime's policy, hooks and settings once built (for the permission commands).
+    assembly: Callable[[], Assembly | None] | None = None
+    # Applies settings edits until cancelled, printing with say(text, style); run from the
+    # first session's opening until the REPL exits.
+    watch: Callable[[Callable[[str, str], None]], Coroutine[Any, Any, None]] | None = None
 
 
 async def run_repl(options: ReplOptions, *, console: Console | None = None) -> int:
@@ -72,26 +79,6 @@ async def run_repl(options: ReplOptions, *, console: Console | None = None) -> i
     Raises what `options.open_session` raised if the first session cannot open.
     """
     return await ReplSession(options, console=console).run()
-
-
-class SlashCompleter(Completer):
-    """Completes `/name` from the command registry, with each command's description."""
-
-    def __init__(self, registry: CommandRegistry) -> None:
-        self.registry = registry
-
-    def get_completions(self, document: Document,
-                        complete_event: CompleteEvent) -> Iterable[Completion]:
-        """Yield the commands whose name starts with what was typed after the slash."""
-        text = document.text_before_cursor
-        if not text.startswith("/") or any(c.isspace() for c in text):
-            return
-        typed = text[1:].lower()
-        for name in self.registry.names():
-            command = self.registry.get(name)
-            if name.startswith(typed) and command is not None:
-                yield Completion("/" + name, start_position=-len(text),
-                                 display_meta=command.description)
 
 
 class ReplSession:
@@ -114,12 +101,12 @@ class ReplSession:
         self._ctrl_c_armed = False
         self._open_error: BaseException | None = None
         self._closed = False
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watching: asyncio.Task[None] | None = None
         self._prompt: PromptSession[str] = PromptSession(
             message=self._message,
             multiline=True,
             prompt_continuation="  ",
-            history=_history(options.history_file),
+            history=prompt_history(options.history_file),
             completer=SlashCompleter(self.commands),
             complete_while_typing=True,
             reserve_space_for_menu=4,
@@ -128,6 +115,10 @@ class ReplSession:
             style=PROMPT_STYLE,
             enable_suspend=True,
         )
+        self.questions = options.questions or ApprovalBridge(options.project_root)
+        self._asker = Asker(self.questions, self._prompt, say=self._say,
+                            show=self._show_approval, interrupt=self._interrupt,
+                            on_event=self._approval_event)
 
     # ── CommandHost ──────────────────────────────────────────────────────────────────────
 
@@ -170,11 +161,33 @@ class ReplSession:
         self._exit_code = code or self._exit_code
         self._exit_if_requested()
 
+    @property
+    def policy(self) -> PermissionPolicy | None:
+        """Return the runtime's permission policy, or None before it is built."""
+        assembly = self.options.assembly() if self.options.assembly is not None else None
+        return assembly.policy if assembly is not None else None
+
+    @property
+    def settings(self) -> LoadedSettings | None:
+        """Return the settings in effect, or None before the runtime is built."""
+        assembly = self.options.assembly() if self.options.assembly is not None else None
+        return assembly.settings if assembly is not None else None
+
+    def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
+        """Return the tool calls waiting for approval, oldest first."""
+        return self.questions.pending()
+
+    def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
+        """Answer a waiting approval; False if none with that id waits."""
+        return self.questions.answer(request_id, answer)
+
     def _exit_if_requested(self) -> None:
         """End the prompt now if an exit was requested (also run as the prompt's pre_run)."""
         app = self._prompt.app
         if self._exit_requested and app.future is not None and not app.future.done():
             app.exit(result="")
+        else:
+            self._asker.give_way()
 
     # ── the loop ─────────────────────────────────────────────────────────────────────────
 
@@ -184,16 +197,17 @@ class ReplSession:
         If the first session cannot open (no model configured, an unknown or locked session
         id), the REPL ends and re-raises that error for the caller to report.
         """
-        self._loop = asyncio.get_running_loop()
         if self._opening is None:
             self._opening = self._start_opening(self.options.session_id)
-        restore = self._catch_sigint()
+        # SIGINT (Ctrl-C while no prompt reads keys) counts as a Ctrl-C key.
+        restore = catch_sigint(asyncio.get_running_loop(),
+                               functools.partial(self._ctrl_c, had_text=False))
         try:
             with patch_stdout(raw=True):
                 self._banner()
                 if self.options.initial_prompt:
                     self._say(f"› {self.options.initial_prompt}", "bold")
-                    await self._handle(self.options.initial_prompt)
+                    await self._asker.attend(self._handle(self.options.initial_prompt))
                 await self._read_loop()
         finally:
             restore()
@@ -204,8 +218,11 @@ class ReplSession:
 
     async def _read_loop(self) -> None:
         while not self._exit_requested:
+            if await self._asker.ask_waiting():
+                continue
             try:
-                text = await self._prompt.prompt_async(pre_run=self._exit_if_requested)
+                text = await self._prompt.prompt_async(default=self._asker.take_draft(),
+                                                       pre_run=self._exit_if_requested)
             except KeyboardInterrupt:  # SIGINT from outside, or Ctrl-C the bindings passed on
                 self._ctrl_c(had_text=False)
                 continue
@@ -213,7 +230,19 @@ class ReplSession:
                 break
             if self._exit_requested:
                 break
-            await self._handle(text)
+            if not self._asker.gave_way():
+                await self._asker.attend(self._handle(text))
+
+    def _show_approval(self, question: ApprovalQuestion) -> None:
+        from aimon_cli.render import approval_lines
+
+        root = self._live.project_root if self._live is not None else self.options.project_root
+        for line in approval_lines(question.request, question.change, root):
+            self.console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+
+    def _approval_event(self, event: object) -> None:
+        if self._renderer is not None:
+            self._renderer.approval_event(event)
 
     async def _handle(self, text: str) -> None:
         if not text.strip():
@@ -271,6 +300,7 @@ class ReplSession:
             live = await self.options.open_session(session_id)
             await asyncio.to_thread(importlib.import_module, "aimon_cli.render")
             self._attach(live, replay=session_id is not None)
+            self._start_watching()
             return live
 
         task = asyncio.get_running_loop().create_task(open_first())
@@ -284,6 +314,13 @@ class ReplSession:
         if exc is not None:
             self._open_error = exc
             self.request_exit(1)
+
+    def _start_watching(self) -> None:
+        watch = self.options.watch
+        if watch is None or self._watching is not None or self._closed:
+            return
+        self._watching = asyncio.get_running_loop().create_task(watch(self._say))
+        self._watching.add_done_callback(_log_failure)
 
     async def _switch(self, session_id: str | None) -> LiveSession:
         old = await self._current_or_none()
@@ -329,6 +366,9 @@ class ReplSession:
             await self._detach(live)
         if self._turns:
             await asyncio.gather(*self._turns, return_exceptions=True)
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
         if self.options.shutdown is not None:
             try:
                 await self.options.shutdown()
@@ -387,22 +427,6 @@ class ReplSession:
         self._ctrl_c_armed = True
         self._say("Press Ctrl-C again to exit", "dim")
 
-    def _catch_sigint(self) -> Callable[[], None]:
-        """Treat SIGINT (Ctrl-C while no prompt reads keys) as a Ctrl-C key."""
-        loop = self._loop
-        if loop is None or threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def on_sigint(signum: int, frame: FrameType | None) -> None:
-            loop.call_soon_threadsafe(functools.partial(self._ctrl_c, had_text=False))
-
-        previous = signal.signal(signal.SIGINT, on_sigint)
-
-        def restore() -> None:
-            signal.signal(signal.SIGINT, previous)
-
-        return restore
-
     def _message(self) -> StyleAndTextTuples:
         """Return the prompt, with a spinner line above it while a turn runs.
 
@@ -411,6 +435,10 @@ class ReplSession:
         """
         renderer, app = self._renderer, get_app_or_none()
         prompt: StyleAndTextTuples = [("class:prompt", "› ")]
+        put_off = self.questions.put_off()
+        if put_off and not (app is not None and app.is_done):
+            prompt = [("class:spinner", f"⚠ {put_off} approval{'s' * (put_off > 1)} waiting: "
+                       "/approve or /deny (/pending)\n"), *prompt]
         if renderer is None or not renderer.activity.busy or (app is not None and app.is_done):
             return prompt
         frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
@@ -455,11 +483,6 @@ class ReplSession:
         self.console.print(text, style=style or None, markup=False, highlight=False)
 
 
-def _history(path: Path) -> History:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
-    except OSError as exc:
-        log.warning("prompt history %s is not writable (%s); keeping it in memory", path, exc)
-        return InMemoryHistory()
-    return FileHistory(str(path))
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("watching the settings failed", exc_info=task.exception())

@@ -1,5 +1,15 @@
 """Slash commands: system commands, custom ones registered by skills, parsing and lookup."""
 
+from aimon_core.command._permissions import (
+    APPROVE_USAGE,
+    DENY_USAGE,
+    MODE_USAGE,
+    pending_text,
+    permission_commands,
+    permissions_text,
+    request_label,
+    rules_rows,
+)
 from aimon_core.command._registry import (
     CommandError,
     CommandHost,
@@ -29,8 +39,11 @@ from aimon_core.command._system import (
 )
 
 __all__ = [
+    "APPROVE_USAGE",
     "BUDGET_USAGE",
+    "DENY_USAGE",
     "KEYS",
+    "MODE_USAGE",
     "CommandError",
     "CommandHost",
     "CommandNameError",
@@ -49,6 +62,11 @@ __all__ = [
     "parse_count",
     "parse_duration",
     "parse_slash",
+    "pending_text",
+    "permission_commands",
+    "permissions_text",
+    "request_label",
+    "rules_rows",
     "sessions_text",
     "status_text",
     "system_commands",

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from aimon_core.config import LoadedSettings
+    from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
     from aimon_core.session import LiveSession, SessionSummary
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
@@ -89,6 +91,24 @@ class CommandHost(Protocol):
 
     def request_exit(self) -> None:
         """Leave the UI after this command (the session is closed and stays resumable)."""
+        ...
+
+    @property
+    def policy(self) -> PermissionPolicy | None:
+        """Return the permission policy of the runtime, or None (not built yet, or none)."""
+        ...
+
+    @property
+    def settings(self) -> LoadedSettings | None:
+        """Return the settings the runtime uses now (reloads included), or None."""
+        ...
+
+    def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
+        """Return the tool calls waiting for the user's approval, oldest first."""
+        ...
+
+    def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
+        """Answer a waiting approval; False if none with that id waits."""
         ...
 
 

@@ -1,4 +1,5 @@
-"""The system slash commands: help, status, budget, sessions, clear, resume, exit."""
+"""The system slash commands: help, status, budget, sessions, clear, resume, exit (and the
+permission commands of `_permissions`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from aimon_core.command._permissions import permission_commands
 from aimon_core.command._registry import (
     CommandError,
     CommandHost,
@@ -26,6 +28,7 @@ KEYS = (
     ("Esc", "interrupt the running turn"),
     ("Ctrl-D", "exit (at an empty prompt)"),
     ("Tab", "complete a /command"),
+    ("Enter/o, y, a, n", "answer an approval: allow this turn, this session, this agent; deny"),
 )
 
 BUDGET_USAGE = "/budget [iterations N | tokens N | time 90s|5m | reset]"
@@ -331,6 +334,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
                      usage="/resume ID"),
         SlashCommand(name="clear", description="Start a new session (this one stays stored)",
                      run=_clear),
+        *permission_commands(),
         SlashCommand(name="version", description="Show aimon's version", run=_version),
         SlashCommand(name="exit", description="Leave aimon (the session stays resumable)",
                      run=_exit, aliases=("quit",)),

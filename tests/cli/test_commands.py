@@ -122,7 +122,8 @@ def test_system_commands_win_and_custom_ones_cannot_shadow_them() -> None:
     exit_command = registry.get("quit")
     assert exit_command is not None and exit_command.name == "exit"
     assert {"help", "commands", "version", "status", "clear", "budget", "sessions", "resume",
-            "exit", "quit", "review"} == set(registry.names())
+            "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
+            "revoke"} == set(registry.names())
     registry.register(command("review", origin="project"))
     assert [c.origin for c in registry.custom()] == ["project"]
     assert registry.unregister("review") and registry.get("review") is None

@@ -1,0 +1,447 @@
+"""Questions the runtime asks the person at the REPL: tool approvals and folder trust.
+
+The runtime is built with `ApprovalBridge.approve` as its approval callback and
+`ApprovalBridge.ask_trust` for untrusted project settings. The REPL's `Asker` listens to the
+bridge: when a question waits, the normal prompt gives way (its text is kept as a draft) to
+`choose`, a one-key prompt, and comes back with the draft once the question is answered. So
+that keys typed as a question appears are never read as its answer, `choose` takes no answer
+until no key was pressed for `GUARD_SECONDS`, and adds what is typed until then to the draft.
+
+Importing this module stays light: no provider SDK, no rich, nothing of `aimon_core` that
+imports the model layer (those are imported inside the functions that need them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import Application
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+from prompt_toolkit.styles import Style
+
+from aimon_cli._preview import ProposedChange, proposed_change
+
+if TYPE_CHECKING:
+    from aimon_core.config import TrustRequest
+    from aimon_core.permission import ApprovalAnswer, ApprovalRequest
+
+GUARD_SECONDS = 0.5
+T = TypeVar("T")
+INTERRUPT = "interrupt"
+LATER = "later"
+QUESTION_STYLE = Style.from_dict({
+    "key": "bold",
+    "hint": "#888888",
+    "question": "bold",
+    "mark": "bold #d7875f",
+})
+
+
+# ── the bridge between the runtime and the REPL ─────────────────────────────────────────
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class ApprovalQuestion:
+    """A tool call waiting for the user's answer; `deferred` once put off to /approve."""
+
+    request: ApprovalRequest
+    future: asyncio.Future[ApprovalAnswer]
+    change: ProposedChange | None = None
+    deferred: bool = False
+
+
+@dataclass(eq=False, slots=True, kw_only=True)
+class TrustQuestion:
+    """An untrusted project folder whose risky settings wait for the user's trust."""
+
+    request: TrustRequest
+    future: asyncio.Future[bool]
+
+
+Question = ApprovalQuestion | TrustQuestion
+
+
+def _ignore(*args: object) -> None:
+    """Do nothing (the bridge's listeners before a UI attaches)."""
+
+
+@dataclass(eq=False, slots=True)
+class ApprovalBridge:
+    """Hands the runtime's questions to the UI that listens, and the UI's answers back.
+
+    `approve` is the runtime's approval callback and `on_event` its approval event sink;
+    cancelling the turn cancels the question (the UI sees it go away).
+    """
+
+    project_root: Path
+    _approvals: dict[str, ApprovalQuestion] = field(default_factory=dict)
+    _trust: TrustQuestion | None = None
+    _on_question: Callable[[], None] = _ignore
+    _on_event: Callable[[object], None] = _ignore
+
+    def listen(self, on_question: Callable[[], None], on_event: Callable[[object], None]
+               ) -> None:
+        """Call `on_question` when questions come or go, `on_event` with approval events."""
+        self._on_question, self._on_event = on_question, on_event
+
+    def on_event(self, event: object) -> None:
+        """Pass an ApprovalRequested / ApprovalResolved event on to the UI."""
+        self._on_event(event)
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """Wait for the user's answer to `request` (the runtime's approval callback)."""
+        change = await asyncio.to_thread(proposed_change, request.tool_name, request.tool_input,
+                                         self.project_root)
+        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+        self._approvals[request.id] = ApprovalQuestion(request=request, future=future,
+                                                       change=change)
+        self._on_question()
+        try:
+            return await future
+        finally:
+            self._approvals.pop(request.id, None)
+            future.cancel()
+            self._on_question()
+
+    async def ask_trust(self, request: TrustRequest) -> bool:
+        """Ask whether to trust the folder's risky settings; True if the user trusts it."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._trust = TrustQuestion(request=request, future=future)
+        self._on_question()
+        try:
+            return await future
+        finally:
+            self._trust = None
+            future.cancel()
+            self._on_question()
+
+    def waiting(self) -> Question | None:
+        """Return the question the UI should ask now (not put off), trust first."""
+        if self._trust is not None and not self._trust.future.done():
+            return self._trust
+        return next((q for q in self._approvals.values()
+                     if not q.deferred and not q.future.done()), None)
+
+    def pending(self) -> tuple[ApprovalRequest, ...]:
+        """Return every approval waiting for an answer, oldest first."""
+        return tuple(q.request for q in self._approvals.values() if not q.future.done())
+
+    def put_off(self) -> int:
+        """Return how many approvals the user put off (to answer with /approve or /deny)."""
+        return sum(q.deferred and not q.future.done() for q in self._approvals.values())
+
+    def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
+        """Answer a waiting approval; False if no approval with that id waits."""
+        question = self._approvals.get(request_id)
+        if question is None or question.future.done():
+            return False
+        question.future.set_result(answer)
+        return True
+
+    def answer_trust(self, trusted: bool) -> bool:
+        """Answer the trust question; False if none waits."""
+        question = self._trust
+        if question is None or question.future.done():
+            return False
+        question.future.set_result(trusted)
+        return True
+
+
+# ── asking: a one-key prompt and a one-line prompt ──────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Choice:
+    """A key the user may press, what it returns, and the hint line that explains it."""
+
+    keys: tuple[str, ...]
+    value: str
+    label: str = ""
+    hint: str = ""
+
+
+def approval_choices(request: ApprovalRequest) -> tuple[Choice, ...]:
+    """Return the answers offered for `request`, with the rules each one remembers."""
+    rule, agent_rule = request.suggested_rule, request.agent_rule
+    once = (f"allow, and allow {rule} again this turn" if rule
+            else "allow this call (no rule can describe it to remember)")
+    choices = [Choice(keys=("enter", "o", "O"), value="turn", label="Enter/o", hint=once)]
+    if rule:
+        choices.append(Choice(keys=("y", "Y"), value="session", label="y",
+                              hint=f"always allow {rule} in this session"))
+    if agent_rule:
+        choices.append(Choice(keys=("a", "A"), value="agent", label="a",
+                              hint=f"always allow {agent_rule} for this agent (new sessions too)"))
+    choices += [
+        Choice(keys=("n", "N"), value="deny", label="n", hint="deny, then say why (optional)"),
+        Choice(keys=("escape",), value=LATER, label="Esc",
+               hint="answer later with /approve or /deny · Ctrl-C interrupts the turn"),
+        Choice(keys=("c-c",), value=INTERRUPT),
+    ]
+    return tuple(choices)
+
+
+TRUST_CHOICES = (
+    Choice(keys=("y", "Y"), value="yes"),
+    Choice(keys=("n", "N", "enter", "escape"), value="no"),
+    Choice(keys=("c-c",), value="no"),
+)
+
+
+def hint_lines(choices: tuple[Choice, ...]) -> StyleAndTextTuples:
+    """Return the aligned `key  what it does` lines of the choices that have a hint."""
+    shown = [c for c in choices if c.hint]
+    width = max((len(c.label) for c in shown), default=0)
+    lines: StyleAndTextTuples = []
+    for choice in shown:
+        lines += [("", "  "), ("class:key", choice.label.ljust(width)),
+                  ("class:hint", f"  {choice.hint}\n")]
+    return lines
+
+
+class _Guard:
+    """Holds answers back until no key was pressed for `seconds`; keys meanwhile are typing."""
+
+    def __init__(self, seconds: float, on_typed: Callable[[str], None]) -> None:
+        self.seconds, self.on_typed = seconds, on_typed
+        self.redraw: Callable[[], None] = _ignore
+        self._until = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Hold answers back for `seconds` from now (and redraw when they are let through)."""
+        self._until = time.monotonic() + self.seconds
+        self.stop()
+        self._timer = asyncio.get_running_loop().call_later(self.seconds, self.redraw)
+
+    def stop(self) -> None:
+        """Cancel the pending redraw."""
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def armed(self) -> bool:
+        """Tell whether a key now answers the question."""
+        return time.monotonic() >= self._until
+
+    def hold(self, data: str) -> None:
+        """Take a key pressed too soon: printable text goes to the draft; wait again."""
+        if len(data) == 1 and data.isprintable():
+            self.on_typed(data)
+        self.start()
+
+
+async def choose(question: str, choices: tuple[Choice, ...], *, done: asyncio.Future[Any],
+                 on_typed: Callable[[str], None], guard: float = GUARD_SECONDS,
+                 header: StyleAndTextTuples | None = None, keys: str = "") -> str | None:
+    """Show `header` and `question`; return the value of the first choice key pressed.
+
+    Other keys are ignored. No key answers until none was pressed for `guard` seconds: keys
+    pressed before go to `on_typed` (the user was still writing a prompt); then `keys`
+    (default: the letters) shows. Return None when `done` completes first (it went away).
+    """
+    if done.done():
+        return None
+    holding = _Guard(guard, on_typed)
+    keys = keys or "/".join(k for c in choices for k in c.keys if len(k) == 1 and k.islower())
+
+    def text() -> StyleAndTextTuples:
+        ready = f" [{keys}]" if holding.armed() else " …"
+        return [*(header or []), ("class:mark", "? "), ("class:question", question),
+                ("class:hint", ready)]
+
+    app: Application[str | None] = Application(
+        layout=Layout(Window(FormattedTextControl(text), wrap_lines=True,
+                             dont_extend_height=True)),
+        key_bindings=_choice_bindings(choices, holding), style=QUESTION_STYLE,
+        erase_when_done=True,
+    )
+    holding.redraw = app.invalidate
+    holding.start()
+
+    def went_away(_: object) -> None:
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(result=None)
+
+    done.add_done_callback(went_away)
+    try:
+        return await app.run_async(pre_run=lambda: went_away(None) if done.done() else None)
+    finally:
+        holding.stop()
+        done.remove_done_callback(went_away)
+
+
+def _choice_bindings(choices: tuple[Choice, ...], holding: _Guard) -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("<any>")
+    def _other(event: KeyPressEvent) -> None:
+        if not holding.armed():
+            holding.hold(event.data)
+
+    def answer(value: str) -> Callable[[KeyPressEvent], None]:
+        def handler(event: KeyPressEvent) -> None:
+            if holding.armed() or value == INTERRUPT:
+                event.app.exit(result=value)
+            else:
+                holding.hold(event.data)
+        return handler
+
+    for choice in choices:
+        for key in choice.keys:
+            bindings.add(key)(answer(choice.value))
+    return bindings
+
+
+async def ask_line(message: str, *, done: asyncio.Future[Any]) -> str | None:
+    """Read one line (Enter sends, may be empty); None if Ctrl-C or `done` completes first."""
+    if done.done():
+        return None
+    session: PromptSession[str] = PromptSession(style=QUESTION_STYLE)
+
+    def went_away(_: object) -> None:
+        app = session.app
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(result="", style="")
+
+    done.add_done_callback(went_away)
+    try:
+        line = await session.prompt_async([("class:mark", "  "), ("class:question", message)])
+    except (KeyboardInterrupt, EOFError):
+        return None
+    finally:
+        done.remove_done_callback(went_away)
+    return None if done.done() else line.strip()
+
+
+class Asker:
+    """Lets the runtime's questions take over the REPL's prompt, asks them, gives it back.
+
+    When a question waits, the prompt ends (erased; its text kept as the draft) and the REPL's
+    read loop calls `ask_waiting`, then shows the prompt again with `take_draft()`. Work the
+    REPL awaits (a command, the first opening) runs under `attend`, which asks meanwhile.
+
+    Args:
+        say: prints a line (text, rich style) above the prompt.
+        show: prints an approval question's call, reason and proposed change.
+        interrupt: interrupts the running turn (Ctrl-C); False if none runs.
+    """
+
+    def __init__(self, bridge: ApprovalBridge, prompt: PromptSession[str], *,
+                 say: Callable[[str, str], None], show: Callable[[ApprovalQuestion], None],
+                 interrupt: Callable[[], bool], on_event: Callable[[object], None]) -> None:
+        self.bridge, self._prompt = bridge, prompt
+        self._say, self._show, self._interrupt = say, show, interrupt
+        self._draft: Document | None = None
+        self._gave_way = False
+        self._changed = asyncio.Event()
+        bridge.listen(self._question_changed, on_event)
+
+    def take_draft(self) -> Document | str:
+        """Return the text to show in the next prompt (the draft kept while asking)."""
+        draft, self._draft = self._draft, None
+        self._prompt.app.erase_when_done = False
+        return draft or ""
+
+    def gave_way(self) -> bool:
+        """Tell (once) whether the last prompt ended to let a question be asked."""
+        gave_way, self._gave_way = self._gave_way, False
+        return gave_way
+
+    def give_way(self) -> None:
+        """End the prompt if a question waits (also called when the prompt starts)."""
+        app = self._prompt.app
+        if self.bridge.waiting() is None or self._gave_way or not app.is_running \
+                or app.future is None or app.future.done():
+            return
+        self._draft, self._gave_way = self._prompt.default_buffer.document, True
+        app.erase_when_done = True
+        app.exit(result="")
+
+    def _question_changed(self) -> None:
+        self._changed.set()
+        self.give_way()
+
+    def _typed(self, text: str) -> None:
+        """Add text typed just before a question was ready to the draft, at its cursor."""
+        draft = self._draft or Document()
+        at = draft.cursor_position
+        self._draft = Document(draft.text[:at] + text + draft.text[at:], at + len(text))
+
+    async def attend(self, work: Awaitable[T]) -> T:
+        """Await `work`, asking the questions that come meanwhile (it may wait for one)."""
+        task = asyncio.ensure_future(work)
+        while True:
+            self._changed.clear()
+            await self.ask_waiting()
+            if task.done():
+                return task.result()
+            changed = asyncio.ensure_future(self._changed.wait())
+            await asyncio.wait({task, changed}, return_when=asyncio.FIRST_COMPLETED)
+            changed.cancel()
+
+    async def ask_waiting(self) -> bool:
+        """Ask every question that waits (new ones too); return whether any was asked."""
+        asked = False
+        while (question := self.bridge.waiting()) is not None:
+            asked = True
+            if isinstance(question, TrustQuestion):
+                await self._trust(question)
+            else:
+                await self._approval(question)
+        return asked
+
+    async def _approval(self, question: ApprovalQuestion) -> None:
+        from aimon_core.permission import ApprovalAnswer, ApprovalScope
+
+        request, done = question.request, question.future
+        self._show(question)
+        choices = approval_choices(request)
+        value = await choose(f"Allow this {request.tool_name} call?", choices, done=done,
+                             on_typed=self._typed, header=hint_lines(choices))
+        reason = ""
+        if value == "deny":
+            said = await ask_line("Why? The model is told (Enter to skip): ", done=done)
+            value, reason = (INTERRUPT, "") if said is None else ("deny", said)
+        if value is None or done.done():
+            return
+        if value in (INTERRUPT, LATER):
+            question.deferred = True
+            if value == LATER or not self._interrupt():
+                self._say("The approval waits: answer it with /approve or /deny "
+                          "(/pending lists what waits).", "dim")
+            return
+        scopes = {"turn": ApprovalScope.TURN, "session": ApprovalScope.SESSION,
+                  "agent": ApprovalScope.AGENT}
+        answer = (ApprovalAnswer(allowed=False, reason=reason) if value == "deny"
+                  else ApprovalAnswer(allowed=True, scope=scopes[value]))
+        self.bridge.answer(request.id, answer)
+
+    async def _trust(self, question: TrustQuestion) -> None:
+        request = question.request
+        self._say(f"This folder's settings ({request.folder}) want to:", "bold")
+        for what in request.what:
+            self._say(f"  • {what}", "")
+        header: StyleAndTextTuples = [
+            ("", "  "), ("class:key", "y"), ("class:hint", "  trust this folder: load all of its "
+                                             "settings (asked again when they change)\n"),
+            ("", "  "), ("class:key", "n"), ("class:hint", "  not now: keep these held back\n")]
+        value = await choose("Trust this folder?", TRUST_CHOICES, done=question.future,
+                             on_typed=self._typed, header=header, keys="y/N")
+        if value is None or question.future.done():
+            return
+        trusted = value == "yes"
+        self.bridge.answer_trust(trusted)
+        if trusted:
+            self._say("Trusted: this folder's settings are in effect.", "dim")
+        else:
+            self._say("Not trusted: those settings stay held back (you are asked again when "
+                      "aimon starts here).", "yellow")

@@ -1,0 +1,197 @@
+"""The REPL's agent runtime: built once per process and shared by every session it opens.
+
+It also keeps the runtime in step with the settings files while the REPL runs (hot reload).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aimon_cli._setup import RuntimeOptions, SetupError
+
+if TYPE_CHECKING:
+    from aimon_cli._approval import ApprovalBridge
+    from aimon_cli._setup import Assembly
+    from aimon_core.config import LoadedSettings, SettingsError
+    from aimon_core.session import LiveSession, SessionStore
+
+
+class SharedRuntime:
+    """The REPL's agent runtime: built once per process, shared by every session it opens.
+
+    The first `open_session` loads the settings, asks whether to trust the folder if its
+    settings want to, and builds the runtime (importing the SDK, off the event loop); later
+    ones (/clear, /resume) reuse it. `watch` applies settings edits; `shutdown` closes the
+    model client, once, at exit.
+    """
+
+    def __init__(self, options: RuntimeOptions, store: SessionStore,
+                 questions: ApprovalBridge) -> None:
+        self.options = options
+        self.store = store
+        self.questions = questions
+        self.assembly: Assembly | None = None
+        self._building: asyncio.Task[Assembly] | None = None
+        self._current: LiveSession | None = None
+        self._declined: set[str] = set()  # config hashes the user chose not to trust
+
+    async def open_session(self, session_id: str | None) -> LiveSession:
+        """Open (or resume) a session on the shared runtime, with its approvals attached."""
+        from aimon_cli._setup import attach_policy, make_tool_context
+        from aimon_core.session import LiveSession
+
+        assembly = await self._assembled(session_id)
+        context = make_tool_context(self.options.project_root,
+                                    agent_name=assembly.runtime.agent.name,
+                                    env=assembly.settings.settings.env)
+        live = await LiveSession.open(assembly.runtime, self.store, context,
+                                      session_id=session_id)
+        attach_policy(assembly.policy, live)
+        self._current = live
+        return live
+
+    def _assembled(self, session_id: str | None) -> asyncio.Future[Assembly]:
+        if self._building is None:
+            self._building = asyncio.get_running_loop().create_task(self._build(session_id))
+        return asyncio.shield(self._building)
+
+    async def _build(self, session_id: str | None) -> Assembly:
+        from aimon_cli._setup import build_runtime, load_project_settings
+
+        self.options = options = _with_session_agent(self.options, self.store, session_id)
+        settings = await asyncio.to_thread(load_project_settings, options)
+        settings = await self._settle_trust(settings)
+        assembly = await asyncio.to_thread(build_runtime, options, settings,
+                                           approve=self.questions.approve,
+                                           on_event=self.questions.on_event)
+        for notice in assembly.notices:
+            sys.stderr.write(f"aimon: {notice}\n")
+        self.assembly = assembly
+        return assembly
+
+    async def _settle_trust(self, settings: LoadedSettings) -> LoadedSettings:
+        """Ask about a folder's untrusted settings; return them reloaded if trusted."""
+        from aimon_cli._setup import load_project_settings
+        from aimon_core.config import TrustStore
+
+        request = settings.pending_trust
+        if request is None or request.config_hash in self._declined:
+            return settings
+        if not await self.questions.ask_trust(request):
+            self._declined.add(request.config_hash)
+            return settings
+        await asyncio.to_thread(TrustStore().trust, request.folder, request.config_hash)
+        return await asyncio.to_thread(load_project_settings, self.options)
+
+    async def shutdown(self) -> None:
+        """Close the model client (once; a build still running is cancelled)."""
+        building, self._building = self._building, None
+        if building is None:
+            return
+        building.cancel()
+        await asyncio.wait({building})
+        if not building.cancelled() and building.exception() is None:
+            await building.result().runtime.client.aclose()
+
+    async def watch(self, say: Callable[[str, str], None]) -> None:
+        """Apply every settings edit until cancelled; report with `say(text, style)`."""
+        from aimon_cli._setup import settings_flags
+        from aimon_core.config import TrustStore, watch_settings
+
+        try:
+            await self._assembled(None)
+        except Exception:  # the REPL reports why the runtime could not be built
+            return
+        root = self.options.project_root
+        changes: asyncio.Queue[LoadedSettings | SettingsError] = asyncio.Queue()
+        stop = asyncio.Event()
+        stamps = await asyncio.to_thread(_settings_stamps, root)
+        watcher = asyncio.get_running_loop().create_task(watch_settings(
+            root, changes.put_nowait, trust_store=TrustStore(),
+            flags=settings_flags(self.options), stop_event=stop))
+        try:
+            while True:
+                change = await changes.get()
+                now = await asyncio.to_thread(_settings_stamps, root)
+                changed: list[tuple[str, Path | None]] = [
+                    (layer, path) for layer, (path, stamp) in now.items()
+                    if stamps.get(layer, (path, None))[1] != stamp]
+                stamps = now
+                await self._reloaded(change, changed, say)
+        finally:
+            stop.set()
+            await asyncio.gather(watcher, return_exceptions=True)
+
+    async def _reloaded(self, change: LoadedSettings | SettingsError,
+                        changed: list[tuple[str, Path | None]],
+                        say: Callable[[str, str], None]
+                        ) -> None:
+        from aimon_cli._setup import apply_settings
+        from aimon_core.config import SettingsError
+
+        assembly = self.assembly
+        if assembly is None:
+            return
+        if isinstance(change, SettingsError):
+            say(f"Settings not reloaded (the previous ones stay in effect): {change}", "red")
+            return
+        try:
+            change = await self._settle_trust(change)
+        except SetupError as exc:
+            say(f"Settings not reloaded (the previous ones stay in effect): {exc}", "red")
+            return
+        if change == assembly.settings:
+            return
+        notes = apply_settings(assembly, self.options, change,
+                               lambda exc: say(f"settings: {exc}", "red"))
+        say("settings reloaded" + (f" ({'; '.join(notes)})" if notes else ""), "dim")
+        await self._config_changed(assembly, changed, say)
+
+    async def _config_changed(self, assembly: Assembly, changed: list[tuple[str, Path | None]],
+                              say: Callable[[str, str], None]) -> None:
+        """Run the ConfigChange hooks, once per settings file that changed."""
+        from aimon_core.hook import HookEvent, HookInput
+
+        event, live = HookEvent.ON_CONFIG_RELOAD, self._current
+        if not assembly.hooks.has_hooks(event):
+            return
+        for layer, path in changed or [("project", None)]:
+            result = await assembly.hooks.dispatch(event, HookInput(
+                event=event, session_id=str(live.id) if live is not None else "",
+                cwd=self.options.project_root,
+                transcript_path=live.transcript_path if live is not None else None,
+                permission_mode=assembly.policy.mode.value, source=f"{layer}_settings",
+                extra={"file_path": str(path)} if path is not None else {}))
+            for note in (*result.errors, result.system_message):
+                if note:
+                    say(note, "yellow")
+
+
+def _settings_stamps(root: Path) -> dict[str, tuple[Path, tuple[int, int] | None]]:
+    """Return each settings file's (mtime, size), None when missing, by layer name."""
+    from aimon_core.config import settings_paths
+
+    stamps: dict[str, tuple[Path, tuple[int, int] | None]] = {}
+    for layer, path in settings_paths(root):
+        try:
+            info = path.stat()
+        except OSError:
+            stamps[layer.value] = (path, None)
+        else:
+            stamps[layer.value] = (path, (info.st_mtime_ns, info.st_size))
+    return stamps
+
+
+def _with_session_agent(options: RuntimeOptions, store: SessionStore, session_id: str | None
+                        ) -> RuntimeOptions:
+    """Resume a session with the agent it was made with, unless --agent says otherwise."""
+    from aimon_cli._sessions_cli import agent_of_session
+
+    if session_id is None or options.agent is not None:
+        return options
+    return replace(options, agent=agent_of_session(store, session_id))

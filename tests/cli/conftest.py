@@ -1,0 +1,98 @@
+"""Shared fixtures of the CLI tests: a loopback model server, a project, and `aimon` in a pty.
+
+Every wait is on screen text (or on a process appearing or going away), never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from aimon_core.session import FileSessionRecordStore, SessionRecord, parse_session_id
+from aimon_core.testing import LoopbackModelServer
+
+AIMON = str(Path(sys.executable).with_name("aimon"))
+TIMEOUT = 15
+RESUME_HINT = r"Resume this session with: aimon --resume (\d{8}-\d{6}-[0-9a-f]{6})"
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackModelServer]:
+    with LoopbackModelServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    return root
+
+
+@pytest.fixture
+def home() -> Path:
+    return Path(os.environ["AIMON_HOME"])
+
+
+Spawn = Callable[..., pexpect.spawn]
+
+
+@pytest.fixture
+def spawn(server: LoopbackModelServer, project: Path, home: Path) -> Iterator[Spawn]:
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str, first: str | None = "›") -> pexpect.spawn:
+        """Start aimon with `args`; wait for `first` on screen (None: do not wait)."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIMON_PROVIDER", "AIMON_MODEL"))}
+        env.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.base_url,
+                   AIMON_HOME=str(home), AIMON_NO_LOCAL_PROBE="1", PROMPT_TOOLKIT_NO_CPR="1",
+                   TERM="xterm")
+        child = pexpect.spawn(AIMON, ["--provider", "anthropic", "--model", "claude-sonnet-4-5",
+                                      *args],
+                              cwd=str(project), env=env, dimensions=(40, 120),
+                              encoding="utf-8", timeout=TIMEOUT)
+        children.append(child)
+        if first is not None:
+            child.expect_exact(first)  # by default, the first prompt
+        return child
+
+    yield start
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def wait_prompt(child: pexpect.spawn) -> None:
+    """Wait for the prompt drawn after a command's output (keys before it may be lost)."""
+    child.expect_exact("›")
+
+
+def leave(child: pexpect.spawn) -> str:
+    """Press Ctrl-D; return the session id of the resume hint, after the process ended."""
+    child.sendcontrol("d")
+    child.expect(RESUME_HINT)
+    session_id = child.match.group(1)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    return str(session_id)
+
+
+def stored(home: Path, session_id: str) -> SessionRecord:
+    return FileSessionRecordStore(home / "data").load(parse_session_id(session_id))
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.05)
