@@ -1,4 +1,8 @@
-"""The Typer app: `aimon [PROMPT]`, `aimon -p PROMPT`, `--resume`, and `aimon sessions`."""
+"""The root command (`aimon [PROMPT]`, `aimon -p PROMPT`, `--resume`) and the dispatch.
+
+Arguments are parsed in `_args.py` (argparse: Typer is too slow to import for the first-prompt
+budget); the `aimon sessions` subcommands are a Typer app.
+"""
 
 from __future__ import annotations
 
@@ -7,26 +11,29 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from aimon_cli._setup import ModelOptions, RuntimeOptions, SetupError
 
 if TYPE_CHECKING:
+    from aimon_cli._args import RootArgs
     from aimon_core.permission import Approver
     from aimon_core.session import LiveSession, SessionStore
 
-root_app = typer.Typer(add_completion=False, rich_markup_mode=None,
-                       pretty_exceptions_show_locals=False)
-
 SUBCOMMANDS = ("sessions",)
-_PICK = "__pick__"
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
+class CommandExitError(Exception):
+    """End the command with an exit status (the message, if any, already went to stderr)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _fail(message: str, code: int = 2) -> CommandExitError:
     sys.stderr.write(f"aimon: {message}\n")
-    return typer.Exit(code)
+    return CommandExitError(code)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,79 +47,38 @@ class Launch:
     continue_last: bool
 
 
-@root_app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def aimon(
-    prompt: Annotated[str | None, typer.Argument(help="What to ask the agent.")] = None,
-    print_mode: Annotated[bool, typer.Option(
-        "-p", "--print", help="Run one turn, print the answer and exit (reads stdin if piped)."
-    )] = False,
-    output_format: Annotated[str, typer.Option(
-        "--output-format", help="Print mode output: text, json or stream-json."
-    )] = "text",
-    resume: Annotated[str | None, typer.Option(
-        "--resume", "-r", help="Resume a session by id (-r alone: pick from recent ones)."
-    )] = None,
-    continue_last: Annotated[bool, typer.Option(
-        "--continue", "-c", help="Continue the most recent session in this project."
-    )] = False,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Model name.")] = None,
-    provider: Annotated[str | None, typer.Option(
-        "--provider", help="anthropic or openai (any OpenAI-compatible server)."
-    )] = None,
-    base_url: Annotated[str | None, typer.Option(
-        "--base-url", help="API base URL (Ollama, vLLM, OpenRouter, a proxy)."
-    )] = None,
-    agent: Annotated[str | None, typer.Option("--agent", help="Agent to run.")] = None,
-    allowed_tools: Annotated[list[str] | None, typer.Option(
-        "--allowed-tools", help='Rules to allow, e.g. "Edit,Write,Bash(git:*)".'
-    )] = None,
-    disallowed_tools: Annotated[list[str] | None, typer.Option(
-        "--disallowed-tools", help='Rules to deny, e.g. "Bash(rm:*)".'
-    )] = None,
-    max_iterations: Annotated[int | None, typer.Option(
-        "--max-iterations", min=1, help="Stop after this many model calls."
-    )] = None,
-    permission_mode: Annotated[str | None, typer.Option(
-        "--permission-mode",
-        help="default, acceptEdits (edits in the project allowed), plan (read-only) or "
-        "bypassPermissions (everything but deny rules; refused as root unless AIMON_SANDBOX=1).",
-    )] = None,
-    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
-) -> None:
-    """aimon: a coding agent in your terminal."""
-    if version:
+def root(args: RootArgs) -> int:
+    """Run `aimon [options] [PROMPT]`: the REPL, or one turn in print mode."""
+    if args.version:
         from aimon_core import __version__
 
-        typer.echo(f"aimon {__version__}")
-        return
-    if output_format not in ("text", "json", "stream-json"):
-        raise _fail(f"--output-format must be text, json or stream-json, not {output_format!r}")
-    if resume is not None and continue_last:
-        raise _fail("use either --resume or --continue, not both")
+        sys.stdout.write(f"aimon {__version__}\n")
+        return 0
     project_root = Path.cwd().resolve()
     launch = Launch(
         project_root=project_root,
         runtime=RuntimeOptions(
             project_root=project_root,
-            model=ModelOptions(provider=provider, model=model, base_url=base_url),
-            agent=agent,
-            allowed=tuple(_split_rules(allowed_tools)),
-            disallowed=tuple(_split_rules(disallowed_tools)),
-            permission_mode=permission_mode,
+            model=ModelOptions(provider=args.provider, model=args.model,
+                               base_url=args.base_url),
+            agent=args.agent,
+            allowed=tuple(_split_rules(list(args.allowed_tools))),
+            disallowed=tuple(_split_rules(list(args.disallowed_tools))),
+            permission_mode=args.permission_mode,
         ),
-        resume=None if resume == _PICK else resume,
-        pick=resume == _PICK,
-        continue_last=continue_last,
+        resume=args.resume,
+        pick=args.pick,
+        continue_last=args.continue_last,
     )
-    if print_mode:
-        code = _print_mode(launch, prompt, output_format, max_iterations)
-    else:
-        code = _interactive(launch, prompt)
-    raise typer.Exit(code)
+    if args.print_mode:
+        return _print_mode(launch, args.prompt, args.output_format, args.max_iterations)
+    return _interactive(launch, args.prompt)
 
 
 def _split_rules(values: list[str] | None) -> list[str]:
     """Split rule flags on commas and spaces, never inside parentheses."""
+    if not values:
+        return []  # the common case stays off the agent package's import cost
     from aimon_core.agent import split_tool_list
 
     rules: list[str] = []
@@ -124,7 +90,7 @@ def _split_rules(values: list[str] | None) -> list[str]:
 
 def _target_session(launch: Launch, store: SessionStore) -> str | None:
     """Return the session to resume (None: a new one); raise on a bad choice."""
-    from aimon_cli._sessions_cli import most_recent
+    from aimon_cli._store import most_recent
 
     if launch.continue_last:
         last = most_recent(store, launch.project_root)
@@ -138,7 +104,7 @@ def _with_session_agent(launch: Launch, store: SessionStore, session_id: str | N
     """Resume a session with the agent it was made with, unless --agent says otherwise."""
     from dataclasses import replace
 
-    from aimon_cli._sessions_cli import agent_of_session
+    from aimon_cli._store import agent_of_session
 
     if session_id is None or launch.runtime.agent is not None:
         return launch
@@ -177,7 +143,7 @@ async def _open_live(launch: Launch, store: SessionStore, session_id: str | None
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,
                 max_iterations: int | None) -> int:
     from aimon_cli._print import PrintJob, exit_code, read_prompt, run_print
-    from aimon_cli._sessions_cli import default_store
+    from aimon_cli._store import default_store
     from aimon_core.session import SessionError
 
     if launch.pick:
@@ -213,7 +179,7 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
 def _interactive(launch: Launch, prompt: str | None) -> int:
     from aimon_cli._approval import ApprovalBridge
     from aimon_cli._runtime import SharedRuntime
-    from aimon_cli._sessions_cli import default_store
+    from aimon_cli._store import default_store
     from aimon_cli.repl import ReplOptions, run_repl
     from aimon_core.session import SessionError, user_data_dir
 
@@ -240,23 +206,20 @@ def _interactive(launch: Launch, prompt: str | None) -> int:
         raise _fail(str(exc), 2 if isinstance(exc, SetupError) else 1) from None
 
 
-def normalise_args(args: list[str]) -> list[str]:
-    """Let `-r`/`--resume` stand alone: without a session id after it, it means 'pick one'."""
-    out: list[str] = []
-    for i, arg in enumerate(args):
-        out.append(arg)
-        if arg in ("-r", "--resume"):
-            following = args[i + 1] if i + 1 < len(args) else None
-            if following is None or following.startswith("-"):
-                out.append(_PICK)
-    return out
-
-
 def run(args: list[str]) -> None:
-    """Dispatch to a subcommand app or the root command."""
+    """Dispatch to a subcommand app or the root command; exit with its status."""
     if args and args[0] in SUBCOMMANDS:
         from aimon_cli._sessions_cli import sessions_app
 
         sessions_app(args[1:], prog_name="aimon sessions")
         return
-    root_app(normalise_args(args), prog_name="aimon")
+    from aimon_cli._args import ArgsError, parse_root
+
+    try:
+        code = root(parse_root(args))
+    except ArgsError as exc:
+        sys.stderr.write(f"aimon: {exc}\nTry 'aimon --help'.\n")
+        code = 2
+    except CommandExitError as exc:
+        code = exc.code
+    sys.exit(code)

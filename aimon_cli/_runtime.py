@@ -190,7 +190,7 @@ def _settings_stamps(root: Path) -> dict[str, tuple[Path, tuple[int, int] | None
 def _with_session_agent(options: RuntimeOptions, store: SessionStore, session_id: str | None
                         ) -> RuntimeOptions:
     """Resume a session with the agent it was made with, unless --agent says otherwise."""
-    from aimon_cli._sessions_cli import agent_of_session
+    from aimon_cli._store import agent_of_session
 
     if session_id is None or options.agent is not None:
         return options

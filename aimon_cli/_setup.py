@@ -258,10 +258,7 @@ def apply_settings(assembly: Assembly, options: RuntimeOptions, loaded: LoadedSe
     except RuleError as exc:
         on_error(exc)
         return notes
-    # Adapter until PermissionPolicy offers a setter: `rules` and `extra_dirs` are plain
-    # attributes that every decision reads afresh, so replacing them takes effect at once.
-    policy.rules = rules
-    policy.extra_dirs = tuple(Path(p) for p in permissions.additional_directories)
+    policy.set_rules(rules, extra_dirs=(Path(p) for p in permissions.additional_directories))
     if options.permission_mode is None and permissions.default_mode != old.permissions.default_mode:
         try:
             policy.set_mode(parse_mode(permissions.default_mode))

@@ -73,6 +73,10 @@ class ReplOptions:
     watch: Callable[[Callable[[str, str], None]], Coroutine[Any, Any, None]] | None = None
 
 
+# How long the background start waits for the first prompt to be drawn.
+_FIRST_PAINT_SECONDS = 0.15
+
+
 async def run_repl(options: ReplOptions, *, console: Console | None = None) -> int:
     """Run the REPL until the user leaves; return the exit status.
 
@@ -297,6 +301,9 @@ class ReplSession:
 
     def _start_opening(self, session_id: str | None) -> asyncio.Task[LiveSession]:
         async def open_first() -> LiveSession:
+            if not self.options.initial_prompt:
+                # Let the first prompt paint before the SDK import competes for the GIL.
+                await asyncio.sleep(_FIRST_PAINT_SECONDS)
             live = await self.options.open_session(session_id)
             await asyncio.to_thread(importlib.import_module, "aimon_cli.render")
             self._attach(live, replay=session_id is not None)

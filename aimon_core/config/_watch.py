@@ -129,6 +129,7 @@ async def watch_settings(
         changes = awatch(
             *plan.folders, watch_filter=plan.accepts, recursive=False, stop_event=stop,
             step=debounce_ms, debounce=max(10 * debounce_ms, 1000), rust_timeout=_RUST_TIMEOUT_MS,
+            yield_on_timeout=True,
         )
         async with contextlib.aclosing(changes):
             if ready is not None:
@@ -137,6 +138,13 @@ async def watch_settings(
                 ready.set()
             replanned = False
             async for batch in changes:
+                if not batch:
+                    # A quiet spell: a settings folder created while the watch was starting
+                    # sent no event, so compare the plan instead.
+                    if await asyncio.to_thread(watch_plan, root) != plan:
+                        replanned = True
+                        break
+                    continue
                 if any(Path(path) in plan.chain for _, path in batch):
                     replanned = True
                     break

@@ -96,6 +96,11 @@ class PermissionPolicy:
         """Return the current permission mode."""
         return self._mode
 
+    def set_rules(self, rules: PermissionRules, *, extra_dirs: Iterable[Path] = ()) -> None:
+        """Replace the settings' rules and extra directories (settings were reloaded)."""
+        self.rules = rules
+        self.extra_dirs = tuple(Path(d) for d in extra_dirs)
+
     def set_mode(self, mode: PermissionMode, *, env: Mapping[str, str] | None = None,
                  euid: int | None = None) -> None:
         """Switch mode; raise PermissionModeError for bypassPermissions as root (no sandbox)."""

@@ -73,7 +73,10 @@ def write_index(path: Path, entries: dict[str, IndexEntry]) -> None:
         "version": INDEX_VERSION,
         "sessions": {file: _entry_to_json(e) for file, e in sorted(entries.items())},
     }
+    if not entries and not path.parent.exists():
+        return  # nothing stored yet: no folder to keep an index in
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         atomic_replace(path, json.dumps(data, separators=(",", ":")).encode(), sync_dir=False)
     except OSError as exc:
         log.warning("could not write the session index %s: %s", path, exc)

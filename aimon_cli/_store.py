@@ -1,0 +1,46 @@
+"""Finding stored sessions for the command line (kept free of Typer: the REPL starts here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from aimon_core.session import (
+    FileSessionLeaseStore,
+    FileSessionRecordStore,
+    SessionError,
+    SessionStore,
+    SessionSummary,
+    parse_session_id,
+    user_data_dir,
+)
+
+
+def default_store() -> SessionStore:
+    """Return the session store under the user data directory."""
+    base = user_data_dir()
+    return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+
+
+def agent_of_session(store: SessionStore, session_id: str) -> str | None:
+    """Return the agent name a stored session was made with, from its header line."""
+    records = store.records
+    if isinstance(records, FileSessionRecordStore):
+        try:
+            with records.path_of(parse_session_id(session_id)).open("rb") as handle:
+                header = json.loads(handle.readline())
+            ref = str(header.get("agent_ref", ""))
+        except (OSError, ValueError, SessionError):
+            return None
+    else:
+        try:
+            ref = records.load(parse_session_id(session_id)).agent_ref
+        except SessionError:
+            return None
+    return ref.removeprefix("agent:").split(":")[0] or None
+
+
+def most_recent(store: SessionStore, project_root: Path) -> SessionSummary | None:
+    """Return the newest session of this project, if any."""
+    found = store.records.list(str(project_root.resolve()), limit=1)
+    return found[0] if found else None
