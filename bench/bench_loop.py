@@ -148,6 +148,58 @@ def bench_executor_overhead(iterations: int) -> float:
     return elapsed * 1000 / result.iterations
 
 
+def bench_client_vs_sdk(calls: int = 30) -> list[tuple[str, float]]:
+    """Return ms per streamed call: the bare SDKs against our clients, same loopback server."""
+    import anthropic
+    import openai
+
+    from aimon_core.llm import AnthropicClient, LLMRequest, Message, OpenAIClient, collect
+
+    async def per_call(run: Any) -> float:
+        await run()  # warm the connection
+        started = time.perf_counter()
+        for _ in range(calls):
+            await run()
+        return (time.perf_counter() - started) * 1000 / calls
+
+    async def measure(server: LoopbackModelServer) -> list[tuple[str, float]]:
+        sdk_a = anthropic.AsyncAnthropic(api_key="b", base_url=server.base_url, max_retries=0)
+        sdk_o = openai.AsyncOpenAI(api_key="b", base_url=server.openai_base_url, max_retries=0)
+        ours_a = AnthropicClient(api_key="b", base_url=server.base_url)
+        ours_o = OpenAIClient(api_key="b", base_url=server.openai_base_url)
+        hi = [{"role": "user", "content": "hi"}]
+
+        async def bare_a() -> None:
+            stream = await sdk_a.messages.create(model="claude-sonnet-5-5", max_tokens=100,
+                                                 messages=hi, stream=True)  # type: ignore[arg-type]
+            async for _ in stream:
+                pass
+
+        async def bare_o() -> None:
+            stream = await sdk_o.chat.completions.create(model="gpt-5.4", messages=hi,  # type: ignore[arg-type]
+                                                         stream=True)
+            async for _ in stream:
+                pass
+
+        def ours(client: Any, model: str) -> Any:
+            request = LLMRequest(model=model, system="s", messages=(Message.user("hi"),))
+            return lambda: collect(client.stream(request))
+
+        rows = [("bare anthropic SDK, one streamed call", await per_call(bare_a)),
+                ("aimon AnthropicClient, one streamed call",
+                 await per_call(ours(ours_a, "claude-sonnet-5-5"))),
+                ("bare openai SDK, one streamed call", await per_call(bare_o)),
+                ("aimon OpenAIClient, one streamed call", await per_call(ours(ours_o, "gpt-5.4")))]
+        await sdk_a.close()
+        await sdk_o.close()
+        await ours_a.aclose()
+        await ours_o.aclose()
+        return rows
+
+    with LoopbackModelServer(lambda request: Reply(text="hello there")) as server:
+        return asyncio.run(measure(server))
+
+
 def fmt(times: list[float]) -> str:
     return f"{statistics.median(times) * 1000:.0f} ms (min {min(times) * 1000:.0f})"
 
@@ -170,6 +222,8 @@ def main() -> None:
         per = (statistics.median(turns[(provider, 50)]) - statistics.median(turns[(provider, 0)]))
         rows.append((f"per iteration incl. SDK + loopback HTTP + Glob, {provider}",
                      f"{per * 1000 / 50:.1f} ms", "", ""))
+    for what, value in bench_client_vs_sdk():
+        rows.append((what, f"{value:.1f} ms", "", ""))
     per_iteration = bench_executor_overhead(500)
     rows.append(("per-iteration framework overhead (executor, instant model, no-op tool)",
                  f"{per_iteration:.2f} ms", "", "< 5 ms"))
