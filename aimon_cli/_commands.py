@@ -179,11 +179,13 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
 def _interactive(launch: Launch, prompt: str | None) -> int:
     from aimon_cli._approval import ApprovalBridge
     from aimon_cli._runtime import SharedRuntime
-    from aimon_cli._store import default_store
+    from aimon_cli._store import default_store, lazy_default_store
     from aimon_cli.repl import ReplOptions, run_repl
-    from aimon_core.session import SessionError, user_data_dir
+    from aimon_core.session._errors import SessionError
+    from aimon_core.session._paths import user_data_dir
 
-    store = default_store()
+    eager = launch.continue_last or launch.pick or launch.resume is not None
+    store = default_store() if eager else lazy_default_store()
     session_id = _target_session(launch, store)
     if launch.pick:
         from aimon_cli._picker import pick_session

@@ -2,47 +2,40 @@
 
 from typing import TYPE_CHECKING, Any
 
-from aimon_core.session._codec import (
-    FORMAT_VERSION,
-    block_from_json,
-    block_to_json,
-    message_from_json,
-    message_to_json,
-)
-from aimon_core.session._errors import (
-    AgentMismatchError,
-    InvalidSessionIdError,
-    SessionCodecError,
-    SessionCorruptError,
-    SessionError,
-    SessionExistsError,
-    SessionLockedError,
-    SessionNotFoundError,
-    StaleLeaseError,
-)
-from aimon_core.session._file_store import FileSessionRecordStore
-from aimon_core.session._ids import SessionId, new_session_id, parse_session_id
-from aimon_core.session._lease import (
-    FileSessionLeaseStore,
-    MemorySessionLeaseStore,
-    SessionLease,
-    SessionLeaseStore,
-    default_holder,
-)
-from aimon_core.session._memory_store import MemorySessionRecordStore
-from aimon_core.session._paths import project_key, user_config_dir, user_data_dir
-from aimon_core.session._record import (
-    BudgetOverride,
-    SessionRecord,
-    SessionSnapshot,
-    SessionSummary,
-    SessionTotals,
-    SessionTranscript,
-    title_from,
-)
-from aimon_core.session._store import ClaimedSession, SessionRecordStore, SessionStore
-
 if TYPE_CHECKING:
+    from aimon_core.session._codec import (
+        FORMAT_VERSION,
+        block_from_json,
+        block_to_json,
+        message_from_json,
+        message_to_json,
+    )
+    from aimon_core.session._errors import (
+        AgentMismatchError,
+        InvalidSessionIdError,
+        SessionCodecError,
+        SessionCorruptError,
+        SessionError,
+        SessionExistsError,
+        SessionLockedError,
+        SessionNotFoundError,
+        StaleLeaseError,
+    )
+    from aimon_core.session._file_store import (
+        FileSessionRecordStore,
+    )
+    from aimon_core.session._ids import (
+        SessionId,
+        new_session_id,
+        parse_session_id,
+    )
+    from aimon_core.session._lease import (
+        FileSessionLeaseStore,
+        MemorySessionLeaseStore,
+        SessionLease,
+        SessionLeaseStore,
+        default_holder,
+    )
     from aimon_core.session._live import (
         LiveSession,
         LiveSessionClosedError,
@@ -54,27 +47,88 @@ if TYPE_CHECKING:
         TurnQueued,
         TurnStarted,
     )
+    from aimon_core.session._memory_store import (
+        MemorySessionRecordStore,
+    )
+    from aimon_core.session._paths import (
+        project_key,
+        user_config_dir,
+        user_data_dir,
+    )
+    from aimon_core.session._record import (
+        BudgetOverride,
+        SessionRecord,
+        SessionSnapshot,
+        SessionSummary,
+        SessionTotals,
+        SessionTranscript,
+        title_from,
+    )
+    from aimon_core.session._store import (
+        ClaimedSession,
+        SessionRecordStore,
+        SessionStore,
+    )
 
-# LiveSession pulls in the agent, llm and tools packages; listing sessions must not.
+# Every name loads on first use: `import aimon_core.session` (and its light submodules such
+# as _paths) must not pull in the codec, the stores and the message types at start-up.
 _LAZY = {
-    "LiveSession",
-    "LiveSessionClosedError",
-    "LiveSessionEvent",
-    "LiveSessionStatus",
-    "SubmitOutcome",
-    "TurnFinished",
-    "TurnId",
-    "TurnQueued",
-    "TurnStarted",
+    "AgentMismatchError": "_errors",
+    "BudgetOverride": "_record",
+    "ClaimedSession": "_store",
+    "FORMAT_VERSION": "_codec",
+    "FileSessionLeaseStore": "_lease",
+    "FileSessionRecordStore": "_file_store",
+    "InvalidSessionIdError": "_errors",
+    "LiveSession": "_live",
+    "LiveSessionClosedError": "_live",
+    "LiveSessionEvent": "_live",
+    "LiveSessionStatus": "_live",
+    "MemorySessionLeaseStore": "_lease",
+    "MemorySessionRecordStore": "_memory_store",
+    "SessionCodecError": "_errors",
+    "SessionCorruptError": "_errors",
+    "SessionError": "_errors",
+    "SessionExistsError": "_errors",
+    "SessionId": "_ids",
+    "SessionLease": "_lease",
+    "SessionLeaseStore": "_lease",
+    "SessionLockedError": "_errors",
+    "SessionNotFoundError": "_errors",
+    "SessionRecord": "_record",
+    "SessionRecordStore": "_store",
+    "SessionSnapshot": "_record",
+    "SessionStore": "_store",
+    "SessionSummary": "_record",
+    "SessionTotals": "_record",
+    "SessionTranscript": "_record",
+    "StaleLeaseError": "_errors",
+    "SubmitOutcome": "_live",
+    "TurnFinished": "_live",
+    "TurnId": "_live",
+    "TurnQueued": "_live",
+    "TurnStarted": "_live",
+    "block_from_json": "_codec",
+    "block_to_json": "_codec",
+    "default_holder": "_lease",
+    "message_from_json": "_codec",
+    "message_to_json": "_codec",
+    "new_session_id": "_ids",
+    "parse_session_id": "_ids",
+    "project_key": "_paths",
+    "title_from": "_record",
+    "user_config_dir": "_paths",
+    "user_data_dir": "_paths",
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module 'aimon_core.session' has no attribute {name!r}")
-    from aimon_core.session import _live
+    import importlib
 
-    value = getattr(_live, name)
+    value = getattr(importlib.import_module(f"aimon_core.session.{module}"), name)
     globals()[name] = value
     return value
 
