@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +16,6 @@ from aimon_cli._setup import ModelOptions, RuntimeOptions, SetupError
 
 if TYPE_CHECKING:
     from aimon_cli._args import RootArgs
-    from aimon_core.permission import Approver
     from aimon_core.session import LiveSession, SessionStore
 
 SUBCOMMANDS = ("sessions",)
@@ -100,44 +98,21 @@ def _target_session(launch: Launch, store: SessionStore) -> str | None:
     return launch.resume
 
 
-def _with_session_agent(launch: Launch, store: SessionStore, session_id: str | None) -> Launch:
-    """Resume a session with the agent it was made with, unless --agent says otherwise."""
-    from dataclasses import replace
-
-    from aimon_cli._store import agent_of_session
-
-    if session_id is None or launch.runtime.agent is not None:
-        return launch
-    agent = agent_of_session(store, session_id)
-    return replace(launch, runtime=replace(launch.runtime, agent=agent))
-
-
 async def _open_live(launch: Launch, store: SessionStore, session_id: str | None,
-                     notices: list[str], *, approve: Approver | None = None,
-                     on_event: Callable[[object], None] | None = None) -> LiveSession:
+                     notices: list[str]) -> LiveSession:
     """Load settings, build the runtime (imports the SDK, off the event loop), open the session."""
-    from aimon_cli._setup import (
-        attach_policy,
-        build_runtime,
-        load_project_settings,
-        make_tool_context,
-    )
-    from aimon_core.session import LiveSession
+    from aimon_cli._runtime import open_on, with_session_agent
+    from aimon_cli._setup import build_runtime, load_project_settings
 
-    launch = _with_session_agent(launch, store, session_id)
-    settings = await asyncio.to_thread(load_project_settings, launch.runtime)
+    options = with_session_agent(launch.runtime, store, session_id)
+    settings = await asyncio.to_thread(load_project_settings, options)
     if settings.pending_trust is not None:
         notices.append("this folder's settings are not trusted yet, so these are held back: "
                        + "; ".join(settings.pending_trust.what)
                        + ". Run aimon interactively here once to trust them.")
-    assembly = await asyncio.to_thread(build_runtime, launch.runtime, settings,
-                                       approve=approve, on_event=on_event)
+    assembly = await asyncio.to_thread(build_runtime, options, settings)
     notices.extend(assembly.notices)
-    context = make_tool_context(launch.project_root, agent_name=assembly.runtime.agent.name,
-                                env=settings.settings.env)
-    live = await LiveSession.open(assembly.runtime, store, context, session_id=session_id)
-    attach_policy(assembly.policy, live)
-    return live
+    return await open_on(assembly, store, launch.project_root, session_id)
 
 
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,

@@ -42,16 +42,8 @@ class SharedRuntime:
 
     async def open_session(self, session_id: str | None) -> LiveSession:
         """Open (or resume) a session on the shared runtime, with its approvals attached."""
-        from aimon_cli._setup import attach_policy, make_tool_context
-        from aimon_core.session import LiveSession
-
         assembly = await self._assembled(session_id)
-        context = make_tool_context(self.options.project_root,
-                                    agent_name=assembly.runtime.agent.name,
-                                    env=assembly.settings.settings.env)
-        live = await LiveSession.open(assembly.runtime, self.store, context,
-                                      session_id=session_id)
-        attach_policy(assembly.policy, live)
+        live = await open_on(assembly, self.store, self.options.project_root, session_id)
         self._current = live
         return live
 
@@ -63,7 +55,7 @@ class SharedRuntime:
     async def _build(self, session_id: str | None) -> Assembly:
         from aimon_cli._setup import build_runtime, load_project_settings
 
-        self.options = options = _with_session_agent(self.options, self.store, session_id)
+        self.options = options = with_session_agent(self.options, self.store, session_id)
         settings = await asyncio.to_thread(load_project_settings, options)
         settings = await self._settle_trust(settings)
         assembly = await asyncio.to_thread(build_runtime, options, settings,
@@ -187,7 +179,20 @@ def _settings_stamps(root: Path) -> dict[str, tuple[Path, tuple[int, int] | None
     return stamps
 
 
-def _with_session_agent(options: RuntimeOptions, store: SessionStore, session_id: str | None
+async def open_on(assembly: Assembly, store: SessionStore, project_root: Path,
+                  session_id: str | None) -> LiveSession:
+    """Open (or resume) a session on a built runtime, with its approvals attached."""
+    from aimon_cli._setup import attach_policy, make_tool_context
+    from aimon_core.session import LiveSession
+
+    context = make_tool_context(project_root, agent_name=assembly.runtime.agent.name,
+                                env=assembly.settings.settings.env)
+    live = await LiveSession.open(assembly.runtime, store, context, session_id=session_id)
+    attach_policy(assembly.policy, live)
+    return live
+
+
+def with_session_agent(options: RuntimeOptions, store: SessionStore, session_id: str | None
                         ) -> RuntimeOptions:
     """Resume a session with the agent it was made with, unless --agent says otherwise."""
     from aimon_cli._store import agent_of_session
