@@ -6,16 +6,16 @@ budget); the `aimon sessions` subcommands are a Typer app.
 
 from __future__ import annotations
 
-import asyncio
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_cli._setup import ModelOptions, RuntimeOptions, SetupError
-
 if TYPE_CHECKING:
     from aimon_cli._args import RootArgs
+    from aimon_cli._early import EarlyPrompt
+    from aimon_cli._setup import RuntimeOptions
     from aimon_core.session import LiveSession, SessionStore
 
 SUBCOMMANDS = ("sessions",)
@@ -52,6 +52,31 @@ def root(args: RootArgs) -> int:
 
         sys.stdout.write(f"aimon {__version__}\n")
         return 0
+    early = _paint_first_prompt(args)
+    try:
+        return _root(args, early)
+    finally:
+        if early is not None:  # aimon leaves before the REPL took over (an error, Ctrl-C)
+            early.release(handover=False)
+
+
+def _paint_first_prompt(args: RootArgs) -> EarlyPrompt | None:
+    """Draw the REPL's banner and prompt now, before the slow imports, if a REPL is next.
+
+    Not when something else comes first: print mode, the session picker, the check that
+    there is a session to continue, or a first prompt given on the command line.
+    """
+    if args.print_mode or args.pick or args.continue_last or args.prompt is not None:
+        return None
+    from aimon_cli._early import EarlyPrompt, banner_text
+    from aimon_core import __version__
+
+    return EarlyPrompt.paint(banner_text(__version__, os.path.realpath(os.getcwd())))
+
+
+def _root(args: RootArgs, early: EarlyPrompt | None) -> int:
+    from aimon_cli._setup import ModelOptions, RuntimeOptions
+
     project_root = Path.cwd().resolve()
     launch = Launch(
         project_root=project_root,
@@ -70,7 +95,7 @@ def root(args: RootArgs) -> int:
     )
     if args.print_mode:
         return _print_mode(launch, args.prompt, args.output_format, args.max_iterations)
-    return _interactive(launch, args.prompt)
+    return _interactive(launch, args.prompt, early)
 
 
 def _split_rules(values: list[str] | None) -> list[str]:
@@ -101,6 +126,8 @@ def _target_session(launch: Launch, store: SessionStore) -> str | None:
 async def _open_live(launch: Launch, store: SessionStore, session_id: str | None,
                      notices: list[str]) -> LiveSession:
     """Load settings, build the runtime (imports the SDK, off the event loop), open the session."""
+    import asyncio
+
     from aimon_cli._runtime import open_on, with_session_agent
     from aimon_cli._setup import build_runtime, load_project_settings
 
@@ -117,7 +144,10 @@ async def _open_live(launch: Launch, store: SessionStore, session_id: str | None
 
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,
                 max_iterations: int | None) -> int:
+    import asyncio
+
     from aimon_cli._print import PrintJob, exit_code, read_prompt, run_print
+    from aimon_cli._setup import SetupError
     from aimon_cli._store import default_store
     from aimon_core.session import SessionError
 
@@ -151,9 +181,12 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
         return 130
 
 
-def _interactive(launch: Launch, prompt: str | None) -> int:
+def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) -> int:
+    import asyncio
+
     from aimon_cli._approval import ApprovalBridge
     from aimon_cli._runtime import SharedRuntime
+    from aimon_cli._setup import SetupError
     from aimon_cli._store import default_store, lazy_default_store
     from aimon_cli.repl import ReplOptions, run_repl
     from aimon_core.session._errors import SessionError
@@ -176,6 +209,7 @@ def _interactive(launch: Launch, prompt: str | None) -> int:
         session_id=session_id, initial_prompt=prompt,
         history_file=user_data_dir() / "prompt-history", shutdown=shared.shutdown,
         questions=questions, assembly=lambda: shared.assembly, watch=shared.watch,
+        early=early,
     )
     try:
         return asyncio.run(run_repl(options))

@@ -29,6 +29,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from aimon_cli._approval import ApprovalBridge, ApprovalQuestion, Asker
+from aimon_cli._early import EarlyPrompt, banner_text
 from aimon_cli._prompt import (
     PROMPT_STYLE,
     SPINNER,
@@ -71,6 +72,9 @@ class ReplOptions:
     # Applies settings edits until cancelled, printing with say(text, style); run from the
     # first session's opening until the REPL exits.
     watch: Callable[[Callable[[str, str], None]], Coroutine[Any, Any, None]] | None = None
+    # The banner and prompt glyph drawn before prompt-toolkit loaded, holding the keys typed
+    # since; the REPL takes over from it instead of printing the banner again.
+    early: EarlyPrompt | None = None
 
 
 # How long the background start waits for the first prompt to be drawn.
@@ -207,8 +211,11 @@ class ReplSession:
         restore = catch_sigint(asyncio.get_running_loop(),
                                functools.partial(self._ctrl_c, had_text=False))
         try:
-            with patch_stdout(raw=True):
+            if self.options.early is not None:
+                self.options.early.release()
+            else:
                 self._banner()
+            with patch_stdout(raw=True):
                 if self.options.initial_prompt:
                     self._say(f"› {self.options.initial_prompt}", "bold")
                     await self._asker.attend(self._handle(self.options.initial_prompt))
@@ -467,9 +474,9 @@ class ReplSession:
     def _banner(self) -> None:
         from aimon_core import __version__
 
-        print_formatted_text(FormattedText([(
-            "#888888", f"aimon {__version__} · {self.options.project_root} · /help for commands",
-        )]))
+        print_formatted_text(FormattedText([
+            ("#888888", banner_text(__version__, str(self.options.project_root))),
+        ]))
 
     def _show(self, outcome: CommandOutcome) -> None:
         if not outcome.text:

@@ -1,0 +1,155 @@
+"""The first prompt drawn before prompt-toolkit loads, and the keys typed at it.
+
+Unit tests drive `EarlyPrompt` on a pseudo-terminal pair; the pty tests run `aimon` itself.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import termios
+from collections.abc import Iterator
+
+import pexpect
+import pytest
+
+from aimon_cli._early import EarlyPrompt, banner_text
+
+from .conftest import Spawn
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
+
+
+@pytest.fixture
+def pty() -> Iterator[tuple[int, int]]:
+    """Return (master, slave) of a fresh pseudo-terminal in its default (cooked) mode."""
+    master, slave = os.openpty()
+    yield master, slave
+    os.close(master)
+    os.close(slave)
+
+
+def screen(master: int) -> bytes:
+    """Return everything written to the terminal so far."""
+    out = b""
+    while select.select([master], [], [], 0.2)[0]:
+        out += os.read(master, 4096)
+    return out
+
+
+def pending(fd: int) -> bytes:
+    """Return the keys queued for the program reading `fd` (without waiting for more)."""
+    out = b""
+    while select.select([fd], [], [], 0.2)[0]:
+        out += os.read(fd, 4096)
+    return out
+
+
+def type_keys(master: int, slave: int, keys: bytes) -> None:
+    """Type `keys` and wait until the terminal has taken them in (it does so asynchronously)."""
+    os.write(master, keys)
+    assert select.select([slave], [], [], 5)[0], "the typed keys never reached the terminal"
+
+
+def test_paint_draws_the_banner_and_glyph_and_stops_echo(pty: tuple[int, int]) -> None:
+    master, slave = pty
+    cooked = termios.tcgetattr(slave)
+    early = EarlyPrompt.paint(banner_text("1.2.3", "/some/project"), stdin=slave, stdout=slave)
+    assert early is not None
+    drawn = screen(master)
+    assert b"aimon 1.2.3 \xc2\xb7 /some/project \xc2\xb7 /help for commands" in drawn
+    assert drawn.rstrip().endswith("›\x1b[0m".encode())
+    mode = termios.tcgetattr(slave)
+    assert not mode[3] & (termios.ECHO | termios.ICANON | termios.ISIG)
+    assert not mode[0] & termios.ICRNL
+    type_keys(master, slave, b"fix the build\x03")
+    assert screen(master) == b""  # not echoed: the line editor will show it
+    early.release()
+    assert termios.tcgetattr(slave) == cooked
+
+
+def test_keys_typed_before_the_handover_reach_the_editor_untranslated(
+        pty: tuple[int, int]) -> None:
+    master, slave = pty
+    early = EarlyPrompt.paint("banner", stdin=slave, stdout=slave)
+    assert early is not None
+    type_keys(master, slave, b"explain\x1b[200~a\rb\x1b[201~\r")
+    early.release()
+    # Enter stays \r (prompt-toolkit's Enter; \n would be a newline in the draft), Ctrl-C and
+    # pastes stay as keys; raw mode (as prompt-toolkit sets it) lets them be read at once.
+    termios.tcsetattr(slave, termios.TCSANOW, _raw(termios.tcgetattr(slave)))
+    assert pending(slave) == b"explain\x1b[200~a\rb\x1b[201~\r"
+    assert b"\r\x1b[K" in screen(master)  # the glyph's line is cleared for the editor
+
+
+def test_leaving_before_the_prompt_drops_the_typed_keys(pty: tuple[int, int]) -> None:
+    master, slave = pty
+    cooked = termios.tcgetattr(slave)
+    early = EarlyPrompt.paint("banner", stdin=slave, stdout=slave)
+    assert early is not None
+    screen(master)
+    type_keys(master, slave, b"rm -rf build\r")
+    early.release(handover=False)
+    assert termios.tcgetattr(slave) == cooked
+    assert pending(slave) == b""  # the shell aimon returns to does not run what was typed
+    assert screen(master) == b"\r\x1b[K\x1b[?2004l"
+    early.release(handover=False)
+    early.release()
+    assert screen(master) == b""  # a second release does nothing
+
+
+def test_no_early_prompt_without_a_terminal(pty: tuple[int, int],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    read, write = os.pipe()
+    try:
+        assert EarlyPrompt.paint("banner", stdin=read, stdout=pty[1]) is None
+        assert EarlyPrompt.paint("banner", stdin=pty[1], stdout=write) is None
+    finally:
+        os.close(read)
+        os.close(write)
+    monkeypatch.setenv("TERM", "dumb")
+    assert EarlyPrompt.paint("banner", stdin=pty[1], stdout=pty[1]) is None
+    assert screen(pty[0]) == b""
+
+
+def _raw(mode: list[object]) -> list[object]:
+    lflag = mode[3]
+    assert isinstance(lflag, int)
+    cc = list(mode[6])  # type: ignore[call-overload]
+    cc[termios.VMIN] = 1
+    return [*mode[:3], lflag & ~(termios.ECHO | termios.ICANON | termios.ISIG), *mode[4:6], cc]
+
+
+# ── the `aimon` command ──────────────────────────────────────────────────────────────────
+
+
+def test_ctrl_c_at_the_early_prompt_is_a_key_not_a_kill(spawn: Spawn) -> None:
+    child = spawn()  # returns as soon as the glyph is drawn, before prompt-toolkit runs
+    child.sendcontrol("c")
+    child.expect_exact("Press Ctrl-C again to exit")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_the_banner_is_drawn_once(spawn: Spawn) -> None:
+    child = spawn()
+    child.send("zq")
+    child.expect_exact("zq")
+    child.sendcontrol("u")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    assert child.before is not None
+    assert "/help for commands" not in child.before  # (the first one was before the glyph)
+
+
+def test_an_error_after_the_early_prompt_gives_the_terminal_back(spawn: Spawn) -> None:
+    child = spawn("--resume", "20260101-000000-abcdef")
+    child.expect("aimon: .*20260101-000000-abcdef")
+    child.expect(pexpect.EOF)
+    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
+    child.close()
+    assert child.exitstatus == 1
+    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
