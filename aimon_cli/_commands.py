@@ -6,7 +6,6 @@ budget); the `aimon sessions` subcommands are a Typer app.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,16 +21,19 @@ SUBCOMMANDS = ("sessions",)
 
 
 class CommandExitError(Exception):
-    """End the command with an exit status (the message, if any, already went to stderr)."""
+    """End the command with an exit status and a message for stderr.
 
-    def __init__(self, code: int) -> None:
-        super().__init__(code)
-        self.code = code
+    The message is written by `run`, once the early prompt (if any) has given the terminal
+    back, so it is never drawn on the prompt's line.
+    """
+
+    def __init__(self, code: int, message: str = "") -> None:
+        super().__init__(code, message)
+        self.code, self.message = code, message
 
 
 def _fail(message: str, code: int = 2) -> CommandExitError:
-    sys.stderr.write(f"aimon: {message}\n")
-    return CommandExitError(code)
+    return CommandExitError(code, message)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +73,7 @@ def _paint_first_prompt(args: RootArgs) -> EarlyPrompt | None:
     from aimon_cli._early import EarlyPrompt, banner_text
     from aimon_core import __version__
 
-    return EarlyPrompt.paint(banner_text(__version__, os.path.realpath(os.getcwd())))
+    return EarlyPrompt.paint(banner_text(__version__, str(Path.cwd().resolve())))
 
 
 def _root(args: RootArgs, early: EarlyPrompt | None) -> int:
@@ -232,5 +234,7 @@ def run(args: list[str]) -> None:
         sys.stderr.write(f"aimon: {exc}\nTry 'aimon --help'.\n")
         code = 2
     except CommandExitError as exc:
+        if exc.message:
+            sys.stderr.write(f"aimon: {exc.message}\n")
         code = exc.code
     sys.exit(code)

@@ -8,11 +8,13 @@ echoed or translated, they wait in the terminal's input queue. When the REPL sta
 prompt in the same place and reads the waiting keys as if they had been typed at its prompt
 (Enter, Ctrl-C, Ctrl-D and pastes included).
 
-This module imports nothing beyond `os` and `termios`: it runs on the critical path.
+This module imports nothing that is not already loaded but `termios`: it runs on the
+critical path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -74,10 +76,8 @@ class EarlyPrompt:
 
         saved, self._saved_mode = self._saved_mode, None
         when = termios.TCSANOW if handover else termios.TCSAFLUSH  # TCSAFLUSH drops the keys
-        try:
+        with contextlib.suppress(termios.error):
             termios.tcsetattr(self._stdin, when, saved)
-        except termios.error:
-            pass
         self._write("\r\x1b[K" + ("" if handover else _BRACKETED_PASTE_OFF))
 
     def _write(self, text: str) -> None:

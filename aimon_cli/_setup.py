@@ -101,7 +101,7 @@ def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
 
 def _choose(options: RuntimeOptions, settings: LoadedSettings, agent: AgentDefinition
             ) -> ProviderChoice:
-    from aimon_core.llm import ModelConfigError, choose_provider
+    from aimon_core.llm import ModelConfigError, choose_provider, probe_ollama
 
     merged = settings.settings
     flags = ModelOptions(provider=merged.provider, model=merged.model, base_url=merged.base_url)
@@ -112,7 +112,7 @@ def _choose(options: RuntimeOptions, settings: LoadedSettings, agent: AgentDefin
             base_url=flags.base_url,
             env=os.environ,
             # Tests and CI switch the local-server probe off so a stray Ollama cannot answer.
-            **({"probe_local": lambda: None} if os.environ.get("AIMON_NO_LOCAL_PROBE") else {}),
+            probe_local=(lambda: None) if os.environ.get("AIMON_NO_LOCAL_PROBE") else probe_ollama,
         )
     except ModelConfigError as exc:
         raise SetupError(exc.message) from exc

@@ -96,6 +96,8 @@ class ReplSession:
     """
 
     def __init__(self, options: ReplOptions, *, console: Console | None = None) -> None:
+        if options.early is not None:
+            options.early.release()  # before anything below can print on the prompt's line
         self.options = options
         self._console = console
         self.commands = default_registry()
@@ -211,9 +213,7 @@ class ReplSession:
         restore = catch_sigint(asyncio.get_running_loop(),
                                functools.partial(self._ctrl_c, had_text=False))
         try:
-            if self.options.early is not None:
-                self.options.early.release()
-            else:
+            if self.options.early is None:
                 self._banner()
             with patch_stdout(raw=True):
                 if self.options.initial_prompt:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         SessionExistsError,
         SessionLockedError,
         SessionNotFoundError,
+        SessionStorageError,
         StaleLeaseError,
     )
     from aimon_core.session._file_store import (
@@ -98,6 +99,7 @@ _LAZY = {
     "SessionRecord": "_record",
     "SessionRecordStore": "_store",
     "SessionSnapshot": "_record",
+    "SessionStorageError": "_errors",
     "SessionStore": "_store",
     "SessionSummary": "_record",
     "SessionTotals": "_record",
@@ -159,6 +161,7 @@ __all__ = [
     "SessionRecord",
     "SessionRecordStore",
     "SessionSnapshot",
+    "SessionStorageError",
     "SessionStore",
     "SessionSummary",
     "SessionTotals",

@@ -42,6 +42,17 @@ class SessionCorruptError(SessionError):
         self.reason = reason
 
 
+class SessionStorageError(SessionError):
+    """The session store's folder cannot be used (not a folder, no permission, disk full)."""
+
+    def __init__(self, error: OSError) -> None:
+        where = f" ({error.filename})" if error.filename else ""
+        super().__init__(f"cannot use the session store{where}: {error.strerror or error}; "
+                         "check that aimon's data folder is a writable folder "
+                         "(AIMON_HOME moves it)")
+        self.error = error
+
+
 class SessionCodecError(ValueError):
     """A stored line or value does not have the expected shape."""
 

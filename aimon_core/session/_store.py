@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from aimon_core.llm import Message
-from aimon_core.session._errors import AgentMismatchError, SessionExistsError
+from aimon_core.session._errors import AgentMismatchError, SessionExistsError, SessionStorageError
 from aimon_core.session._ids import SessionId, new_session_id, parse_session_id
 from aimon_core.session._lease import SessionLease, SessionLeaseStore, default_holder
 from aimon_core.session._record import (
@@ -116,9 +116,16 @@ class SessionStore:
         """Resume `session_id`, or start a new session when it is None.
 
         Raises SessionNotFoundError (also for junk ids), SessionLockedError naming the holder,
-        or AgentMismatchError when the session belongs to another agent.
+        AgentMismatchError when the session belongs to another agent, or SessionStorageError
+        when the store's files cannot be created or read.
         """
-        holder = holder or default_holder()
+        try:
+            return self._claim(session_id, project_root, agent_ref, holder or default_holder())
+        except OSError as exc:
+            raise SessionStorageError(exc) from exc
+
+    def _claim(self, session_id: SessionId | str | None, project_root: str | Path,
+               agent_ref: str, holder: str) -> ClaimedSession:
         if session_id is None:
             return self._claim_new(str(Path(project_root).resolve()), agent_ref, holder)
         parsed = parse_session_id(session_id)

@@ -10,6 +10,7 @@ import select
 import sys
 import termios
 from collections.abc import Iterator
+from typing import Any
 
 import pexpect
 import pytest
@@ -113,12 +114,10 @@ def test_no_early_prompt_without_a_terminal(pty: tuple[int, int],
     assert screen(pty[0]) == b""
 
 
-def _raw(mode: list[object]) -> list[object]:
-    lflag = mode[3]
-    assert isinstance(lflag, int)
-    cc = list(mode[6])  # type: ignore[call-overload]
+def _raw(mode: list[Any]) -> list[Any]:
+    cc = list(mode[6])
     cc[termios.VMIN] = 1
-    return [*mode[:3], lflag & ~(termios.ECHO | termios.ICANON | termios.ISIG), *mode[4:6], cc]
+    return [*mode[:3], mode[3] & ~(termios.ECHO | termios.ICANON | termios.ISIG), *mode[4:6], cc]
 
 
 # ── the `aimon` command ──────────────────────────────────────────────────────────────────

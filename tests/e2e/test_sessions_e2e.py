@@ -129,3 +129,16 @@ def test_second_process_on_a_session_is_refused(tmp_path: Path,
             holder.wait(10)
     record = store().load(parse_session_id(session_id))
     assert not record.load_warnings
+
+
+def test_an_unusable_data_folder_is_one_clear_error(tmp_path: Path,
+                                                    server: LoopbackModelServer) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "data").write_text("a file where the data folder should be")
+    env = {**env_for(server), "AIMON_HOME": str(home)}
+    done = subprocess.run([AIMON, "--model", "claude-sonnet-5-5", "-p", "hi"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert "aimon: cannot use the session store" in done.stderr
+    assert "Traceback" not in done.stderr

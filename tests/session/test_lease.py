@@ -17,6 +17,7 @@ from aimon_core.session import (
     SessionLeaseStore,
     SessionLockedError,
     SessionNotFoundError,
+    SessionStorageError,
     SessionStore,
     StaleLeaseError,
     new_session_id,
@@ -194,3 +195,12 @@ def _points_to(fd: int, path: Path) -> bool:
         return Path(f"/proc/self/fd/{fd}").readlink() == path
     except OSError:
         return False
+
+
+def test_an_unusable_store_folder_is_a_clear_session_error(tmp_path: Path) -> None:
+    base = tmp_path / "data"
+    base.write_text("a file where the data folder should be")
+    sessions = SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+    for session_id in (None, new_session_id()):
+        with pytest.raises(SessionStorageError, match=r"cannot use the session store \(.*data"):
+            sessions.claim(session_id, project_root=str(tmp_path), agent_ref="default")
