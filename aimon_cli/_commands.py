@@ -59,7 +59,7 @@ def root(args: RootArgs) -> int:
         return _root(args, early)
     finally:
         if early is not None:  # aimon leaves before the REPL took over (an error, Ctrl-C)
-            early.release(handover=False)
+            early.give_back()
 
 
 def _paint_first_prompt(args: RootArgs) -> EarlyPrompt | None:

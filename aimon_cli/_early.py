@@ -3,10 +3,11 @@
 Python, asyncio and prompt-toolkit take a quarter of a second to import. Rather than leave the
 terminal blank (and echo keys into it) for that long, `paint` draws the banner and the prompt
 glyph at once and puts the terminal in the same raw mode prompt-toolkit uses: keys are not
-echoed or translated, they wait in the terminal's input queue. When the REPL starts,
-`release` restores the terminal and clears the glyph's line; prompt-toolkit then draws the
-prompt in the same place and reads the waiting keys as if they had been typed at its prompt
-(Enter, Ctrl-C, Ctrl-D and pastes included).
+echoed or translated, they wait in the terminal's input queue. When the REPL starts, it
+clears the glyph's line and prompt-toolkit draws the prompt in the same place; its raw mode
+takes the terminal over as it is (`hand_over` gives it the mode to restore afterwards) and it
+reads the waiting keys as if they had been typed at its prompt (Enter, Ctrl-C, Ctrl-D and
+pastes included). If aimon leaves first, `give_back` restores the terminal.
 
 This module imports nothing that is not already loaded but `termios`: it runs on the
 critical path.
@@ -30,11 +31,13 @@ def banner_text(version: str, project_root: str) -> str:
 
 
 class EarlyPrompt:
-    """The banner and prompt glyph on screen, the terminal in raw mode until `release`."""
+    """The banner and prompt glyph on screen, the terminal in raw mode until it is handed
+    over to the line editor (`hand_over`) or given back (`give_back`)."""
 
     def __init__(self, saved_mode: list[Any], stdin: int, stdout: int) -> None:
         self._saved_mode: list[Any] | None = saved_mode
         self._stdin, self._stdout = stdin, stdout
+        self._cleared = False
 
     @classmethod
     def paint(cls, banner: str, *, stdin: int = 0, stdout: int = 1) -> EarlyPrompt | None:
@@ -62,23 +65,38 @@ class EarlyPrompt:
         early._write(f"{_grey(banner)}\r\n{reserve}{_BRACKETED_PASTE_ON}\x1b[0;1m›\x1b[0m ")
         return early
 
-    def release(self, *, handover: bool = True) -> None:
-        """Give the terminal back as it was; clear the glyph's line. Safe to call again.
+    def clear_line(self) -> None:
+        """Clear the glyph's line (once): the line editor draws its prompt there."""
+        if not self._cleared:
+            self._cleared = True
+            self._write("\r\x1b[K")
 
-        With `handover`, prompt-toolkit draws the prompt next (and turns bracketed paste on
-        itself) and reads the keys typed so far. Without, aimon is leaving before any prompt:
-        the keys typed for it are discarded (not run by the shell aimon returns to) and
-        bracketed paste goes off.
+    def hand_over(self) -> list[Any] | None:
+        """Return the terminal mode from before `paint` for the line editor to restore when
+        its own raw mode ends; None if the terminal was given back already.
+
+        The terminal stays in raw mode: the keys typed so far, and any typed until the editor
+        reads them, stay queued exactly as typed (a moment of cooked mode between here and
+        the editor's raw mode would echo them and turn Enter into a newline).
         """
-        if self._saved_mode is None:
+        saved, self._saved_mode = self._saved_mode, None
+        return saved
+
+    def give_back(self) -> None:
+        """Restore the terminal now, because aimon leaves before any line editor ran.
+
+        The keys typed for aimon are discarded (not run by the shell it returns to) and
+        bracketed paste goes off. Does nothing once the terminal was handed over.
+        """
+        saved, self._saved_mode = self._saved_mode, None
+        if saved is None:
             return
         import termios
 
-        saved, self._saved_mode = self._saved_mode, None
-        when = termios.TCSANOW if handover else termios.TCSAFLUSH  # TCSAFLUSH drops the keys
         with contextlib.suppress(termios.error):
-            termios.tcsetattr(self._stdin, when, saved)
-        self._write("\r\x1b[K" + ("" if handover else _BRACKETED_PASTE_OFF))
+            termios.tcsetattr(self._stdin, termios.TCSAFLUSH, saved)  # TCSAFLUSH: drop keys
+        self._write(("" if self._cleared else "\r\x1b[K") + _BRACKETED_PASTE_OFF)
+        self._cleared = True
 
     def _write(self, text: str) -> None:
         data = text.encode("utf-8", "replace")

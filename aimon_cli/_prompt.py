@@ -1,21 +1,29 @@
-"""The REPL's prompt parts: style, slash-command completer, history file, SIGINT handling."""
+"""The REPL's prompt parts: style, slash-command completer, history file, SIGINT handling,
+and the terminal input that takes over from the early prompt."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input
 from prompt_toolkit.styles import Style
 
 from aimon_core.command import CommandRegistry
+
+if TYPE_CHECKING:
+    from aimon_cli._early import EarlyPrompt
 
 log = logging.getLogger(__name__)
 
@@ -74,3 +82,25 @@ def catch_sigint(loop: asyncio.AbstractEventLoop, on_sigint: Callable[[], None]
         signal.signal(signal.SIGINT, previous)
 
     return restore
+
+
+def taking_over(early: EarlyPrompt) -> Input:
+    """Return a terminal input whose first raw mode takes the terminal over from `early`.
+
+    prompt-toolkit's raw mode remembers the terminal's mode when it starts and restores it
+    when the prompt ends. The early prompt left the terminal in raw mode already, so the
+    first raw mode is told to restore the mode from before the early prompt instead; the
+    terminal is never in cooked mode in between, so no key typed meanwhile is echoed or
+    translated.
+    """
+    from prompt_toolkit.input.vt100 import Vt100Input, raw_mode
+
+    class _TakingOver(Vt100Input):
+        def raw_mode(self) -> AbstractContextManager[None]:
+            mode = super().raw_mode()
+            before = early.hand_over()
+            if before is not None and isinstance(mode, raw_mode):
+                mode.attrs_before = before
+            return mode
+
+    return _TakingOver(sys.stdin)

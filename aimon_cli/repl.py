@@ -36,6 +36,7 @@ from aimon_cli._prompt import (
     SlashCompleter,
     catch_sigint,
     prompt_history,
+    taking_over,
 )
 from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
@@ -97,7 +98,7 @@ class ReplSession:
 
     def __init__(self, options: ReplOptions, *, console: Console | None = None) -> None:
         if options.early is not None:
-            options.early.release()  # before anything below can print on the prompt's line
+            options.early.clear_line()  # before anything below can print on the prompt's line
         self.options = options
         self._console = console
         self.commands = default_registry()
@@ -124,6 +125,8 @@ class ReplSession:
             refresh_interval=0.125,
             style=PROMPT_STYLE,
             enable_suspend=True,
+            # After an early prompt, the first prompt takes the terminal over from it.
+            input=taking_over(options.early) if options.early is not None else None,
         )
         self.questions = options.questions or ApprovalBridge(options.project_root)
         self._asker = Asker(self.questions, self._prompt, say=self._say,

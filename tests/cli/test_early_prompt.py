@@ -10,7 +10,6 @@ import select
 import sys
 import termios
 from collections.abc import Iterator
-from typing import Any
 
 import pexpect
 import pytest
@@ -55,7 +54,6 @@ def type_keys(master: int, slave: int, keys: bytes) -> None:
 
 def test_paint_draws_the_banner_and_glyph_and_stops_echo(pty: tuple[int, int]) -> None:
     master, slave = pty
-    cooked = termios.tcgetattr(slave)
     early = EarlyPrompt.paint(banner_text("1.2.3", "/some/project"), stdin=slave, stdout=slave)
     assert early is not None
     drawn = screen(master)
@@ -66,22 +64,29 @@ def test_paint_draws_the_banner_and_glyph_and_stops_echo(pty: tuple[int, int]) -
     assert not mode[0] & termios.ICRNL
     type_keys(master, slave, b"fix the build\x03")
     assert screen(master) == b""  # not echoed: the line editor will show it
-    early.release()
-    assert termios.tcgetattr(slave) == cooked
 
 
-def test_keys_typed_before_the_handover_reach_the_editor_untranslated(
-        pty: tuple[int, int]) -> None:
+def test_the_handover_keeps_raw_mode_and_the_typed_keys(pty: tuple[int, int]) -> None:
     master, slave = pty
+    cooked = termios.tcgetattr(slave)
     early = EarlyPrompt.paint("banner", stdin=slave, stdout=slave)
     assert early is not None
-    type_keys(master, slave, b"explain\x1b[200~a\rb\x1b[201~\r")
-    early.release()
-    # Enter stays \r (prompt-toolkit's Enter; \n would be a newline in the draft), Ctrl-C and
-    # pastes stay as keys; raw mode (as prompt-toolkit sets it) lets them be read at once.
-    termios.tcsetattr(slave, termios.TCSANOW, _raw(termios.tcgetattr(slave)))
+    screen(master)
+    type_keys(master, slave, b"explain\x1b[200~a\rb\x1b[201~")
+    early.clear_line()
+    early.clear_line()
+    assert screen(master) == b"\r\x1b[K"  # once: the editor draws its prompt on that line
+    assert early.hand_over() == cooked  # for the editor to restore when its raw mode ends
+    raw = termios.tcgetattr(slave)
+    assert raw != cooked  # still raw: nothing typed from now on is echoed or translated
+    type_keys(master, slave, b"\r")
+    # Enter stays \r (prompt-toolkit's Enter; \n would be a newline in the draft), pastes
+    # stay bracketed, and raw mode lets the editor read all of it at once.
     assert pending(slave) == b"explain\x1b[200~a\rb\x1b[201~\r"
-    assert b"\r\x1b[K" in screen(master)  # the glyph's line is cleared for the editor
+    assert screen(master) == b""
+    assert early.hand_over() is None
+    early.give_back()  # after the handover, the editor owns the terminal: nothing changes
+    assert termios.tcgetattr(slave) == raw and screen(master) == b""
 
 
 def test_leaving_before_the_prompt_drops_the_typed_keys(pty: tuple[int, int]) -> None:
@@ -91,13 +96,13 @@ def test_leaving_before_the_prompt_drops_the_typed_keys(pty: tuple[int, int]) ->
     assert early is not None
     screen(master)
     type_keys(master, slave, b"rm -rf build\r")
-    early.release(handover=False)
+    early.give_back()
     assert termios.tcgetattr(slave) == cooked
     assert pending(slave) == b""  # the shell aimon returns to does not run what was typed
     assert screen(master) == b"\r\x1b[K\x1b[?2004l"
-    early.release(handover=False)
-    early.release()
-    assert screen(master) == b""  # a second release does nothing
+    early.give_back()
+    assert early.hand_over() is None
+    assert screen(master) == b""  # a second give_back does nothing
 
 
 def test_no_early_prompt_without_a_terminal(pty: tuple[int, int],
@@ -114,12 +119,6 @@ def test_no_early_prompt_without_a_terminal(pty: tuple[int, int],
     assert screen(pty[0]) == b""
 
 
-def _raw(mode: list[Any]) -> list[Any]:
-    cc = list(mode[6])
-    cc[termios.VMIN] = 1
-    return [*mode[:3], mode[3] & ~(termios.ECHO | termios.ICANON | termios.ISIG), *mode[4:6], cc]
-
-
 # ── the `aimon` command ──────────────────────────────────────────────────────────────────
 
 
@@ -129,8 +128,11 @@ def test_ctrl_c_at_the_early_prompt_is_a_key_not_a_kill(spawn: Spawn) -> None:
     child.expect_exact("Press Ctrl-C again to exit")
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
+    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
     child.close()
     assert child.exitstatus == 0
+    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
+    assert mode[0] & termios.ICRNL
 
 
 def test_the_banner_is_drawn_once(spawn: Spawn) -> None:
