@@ -22,12 +22,13 @@ if TYPE_CHECKING:
 
 
 class SharedRuntime:
-    """The REPL's agent runtime: built once per process, shared by every session it opens.
+    """The REPL's agent runtimes: one per agent, built on first use, shared by its sessions.
 
     The first `open_session` loads the settings, asks whether to trust the folder if its
-    settings want to, and builds the runtime (importing the SDK, off the event loop); later
-    ones (/clear, /resume) reuse it. `watch` applies settings edits; `shutdown` closes the
-    model client, once, at exit.
+    settings want to, and builds the runtime (importing the SDK, off the event loop). /clear
+    opens a new session on the current runtime; /resume opens a stored session on the runtime
+    of the agent that made it, built then if no session of that agent was open yet. `watch`
+    applies settings edits to every runtime; `shutdown` closes their model clients at exit.
     """
 
     def __init__(self, options: RuntimeOptions, store: SessionStore,
@@ -35,27 +36,53 @@ class SharedRuntime:
         self.options = options
         self.store = store
         self.questions = questions
+        # The runtime of the current session (the REPL's permission commands act on it).
         self.assembly: Assembly | None = None
-        self._building: asyncio.Task[Assembly] | None = None
+        self._built: dict[str | None, asyncio.Task[Assembly]] = {}  # by the --agent asked for
         self._current: LiveSession | None = None
         self._declined: set[str] = set()  # config hashes the user chose not to trust
 
     async def open_session(self, session_id: str | None) -> LiveSession:
-        """Open (or resume) a session on the shared runtime, with its approvals attached."""
-        assembly = await self._assembled(session_id)
+        """Open (or resume) a session on its agent's runtime, with its approvals attached."""
+        assembly = await self._runtime_for(session_id)
         live = await open_on(assembly, self.store, self.options.project_root, session_id)
-        self._current = live
+        self._current, self.assembly = live, assembly
         return live
 
-    def _assembled(self, session_id: str | None) -> asyncio.Future[Assembly]:
-        if self._building is None:
-            self._building = asyncio.get_running_loop().create_task(self._build(session_id))
-        return asyncio.shield(self._building)
+    async def _runtime_for(self, session_id: str | None) -> Assembly:
+        if not self._built:  # the first session: the command line decides (--agent wins)
+            options = await asyncio.to_thread(with_session_agent, self.options, self.store,
+                                              session_id)
+            return await self._assembled(options)
+        if session_id is None and self.assembly is not None:
+            return self.assembly  # /clear: a new session with the same agent
+        from aimon_cli._store import agent_of_session
 
-    async def _build(self, session_id: str | None) -> Assembly:
+        wanted = (await asyncio.to_thread(agent_of_session, self.store, session_id)
+                  if session_id is not None else None)
+        for task in self._built.values():
+            if task.done() and not task.cancelled() and task.exception() is None:
+                built = task.result()
+                if wanted is None or built.runtime.agent.name == wanted:
+                    return built
+        return await self._assembled(replace(self.options, agent=wanted))
+
+    def _assembled(self, options: RuntimeOptions) -> asyncio.Future[Assembly]:
+        building = self._built.get(options.agent)
+        if building is None or (building.done() and not building.cancelled()
+                                and building.exception() is not None):
+            building = asyncio.get_running_loop().create_task(self._build(options))
+            self._built[options.agent] = building
+        return asyncio.shield(building)
+
+    def _assemblies(self) -> list[Assembly]:
+        """Return the runtimes built so far."""
+        return [task.result() for task in self._built.values()
+                if task.done() and not task.cancelled() and task.exception() is None]
+
+    async def _build(self, options: RuntimeOptions) -> Assembly:
         from aimon_cli._setup import build_runtime, load_project_settings
 
-        self.options = options = with_session_agent(self.options, self.store, session_id)
         settings = await asyncio.to_thread(load_project_settings, options)
         settings = await self._settle_trust(settings)
         assembly = await asyncio.to_thread(build_runtime, options, settings,
@@ -63,7 +90,6 @@ class SharedRuntime:
                                            on_event=self.questions.on_event)
         for notice in assembly.notices:
             sys.stderr.write(f"aimon: {notice}\n")
-        self.assembly = assembly
         return assembly
 
     async def _settle_trust(self, settings: LoadedSettings) -> LoadedSettings:
@@ -81,23 +107,22 @@ class SharedRuntime:
         return await asyncio.to_thread(load_project_settings, self.options)
 
     async def shutdown(self) -> None:
-        """Close the model client (once; a build still running is cancelled)."""
-        building, self._building = self._building, None
-        if building is None:
-            return
-        building.cancel()
-        await asyncio.wait({building})
-        if not building.cancelled() and building.exception() is None:
-            await building.result().runtime.client.aclose()
+        """Close the model clients (once; builds still running are cancelled)."""
+        built, self._built = list(self._built.values()), {}
+        for task in built:
+            task.cancel()
+        if built:
+            await asyncio.wait(built)
+        for task in built:
+            if not task.cancelled() and task.exception() is None:
+                await task.result().runtime.client.aclose()
 
     async def watch(self, say: Callable[[str, str], None]) -> None:
         """Apply every settings edit until cancelled; report with `say(text, style)`."""
         from aimon_cli._setup import settings_flags
         from aimon_core.config import TrustStore, watch_settings
 
-        try:
-            await self._assembled(None)
-        except Exception:  # the REPL reports why the runtime could not be built
+        if self.assembly is None:  # no session opened: the REPL reports why
             return
         root = self.options.project_root
         changes: asyncio.Queue[LoadedSettings | SettingsError] = asyncio.Queue()
@@ -141,6 +166,9 @@ class SharedRuntime:
             return
         notes = apply_settings(assembly, self.options, change,
                                lambda exc: say(f"settings: {exc}", "red"))
+        for other in self._assemblies():  # the runtimes of agents resumed earlier
+            if other is not assembly and change != other.settings:
+                apply_settings(other, self.options, change, lambda exc: None)
         say("settings reloaded" + (f" ({'; '.join(notes)})" if notes else ""), "dim")
         await self._config_changed(assembly, changed, say)
 

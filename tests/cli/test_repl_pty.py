@@ -243,3 +243,33 @@ def test_the_repl_module_imports_no_provider_sdk() -> None:
     loaded = eval(done.stdout)
     assert not [m for m in loaded if not m.startswith("aimon_core")]
     assert "aimon_core.session" not in loaded and "aimon_core.llm" not in loaded
+
+
+def test_resume_in_the_repl_opens_another_agents_session_on_its_runtime(
+        spawn: Spawn, server: LoopbackModelServer, project: Path, home: Path) -> None:
+    agents = project / ".aimon" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews diffs\ntools: [Read]\n---\n"
+        "You are the reviewer of this project.\n")
+    server.add(Reply(text="Default agent here."), Reply(text="Reviewer again."))
+    child = spawn("--agent", "reviewer")
+    child.send("hello reviewer\r")
+    child.expect_exact("Default agent here.")
+    child.expect_exact("session ")
+    reviewer_session = leave(child)
+
+    child = spawn()  # the default agent
+    child.send(f"/resume {reviewer_session}\r")
+    child.expect_exact(f"Resumed session {reviewer_session}")
+    child.send("and now?\r")
+    child.expect_exact("Reviewer again.")
+    child.expect_exact("session ")
+    assert leave(child) == reviewer_session
+    record = stored(home, reviewer_session)
+    assert record.agent_ref == "agent:reviewer"
+    assert [m.text for m in record.transcript.messages if m.role == "user"] == [
+        "hello reviewer", "and now?"]
+    system = str(server.requests[-1].body.get("system"))
+    assert "You are the reviewer of this project." in system
+    assert [tool["name"] for tool in server.requests[-1].body["tools"]] == ["Read"]
