@@ -237,4 +237,7 @@ def run(args: list[str]) -> None:
         if exc.message:
             sys.stderr.write(f"aimon: {exc.message}\n")
         code = exc.code
+    except KeyboardInterrupt:  # Ctrl-C while aimon was starting (the REPL handles its own)
+        sys.stderr.write("aimon: interrupted\n")
+        code = 130
     sys.exit(code)

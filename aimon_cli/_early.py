@@ -2,12 +2,13 @@
 
 Python, asyncio and prompt-toolkit take a quarter of a second to import. Rather than leave the
 terminal blank (and echo keys into it) for that long, `paint` draws the banner and the prompt
-glyph at once and puts the terminal in the same raw mode prompt-toolkit uses: keys are not
-echoed or translated, they wait in the terminal's input queue. When the REPL starts, it
+glyph at once and puts the terminal in raw mode as prompt-toolkit does (but for Ctrl-C): keys
+are not echoed or translated, they wait in the terminal's input queue. When the REPL starts, it
 clears the glyph's line and prompt-toolkit draws the prompt in the same place; its raw mode
 takes the terminal over as it is (`hand_over` gives it the mode to restore afterwards) and it
-reads the waiting keys as if they had been typed at its prompt (Enter, Ctrl-C, Ctrl-D and
-pastes included). If aimon leaves first, `give_back` restores the terminal.
+reads the waiting keys as if they had been typed at its prompt (Enter, Ctrl-D and pastes
+included; Ctrl-C before the editor runs stops aimon, as it would without an early prompt).
+If aimon leaves first, `give_back` restores the terminal.
 
 This module imports nothing that is not already loaded but `termios`: it runs on the
 critical path.
@@ -51,11 +52,12 @@ class EarlyPrompt:
         try:
             saved = termios.tcgetattr(stdin)
             raw = [*saved[:6], list(saved[6])]
-            # What prompt-toolkit's raw_mode sets: no echo, no line editing, no signals from
-            # keys (Ctrl-C reaches the prompt as a key), Enter arrives as \r.
+            # As prompt-toolkit's raw_mode: no echo, no line editing, Enter arrives as \r.
+            # Unlike it, Ctrl-C still sends SIGINT: until the editor runs, nothing would read
+            # it as a key, so it stops aimon's start (prompt-toolkit's raw mode turns it off).
             raw[0] &= ~(termios.IXON | termios.IXOFF | termios.ICRNL | termios.INLCR
                         | termios.IGNCR)
-            raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN | termios.ISIG)
+            raw[3] &= ~(termios.ECHO | termios.ICANON | termios.IEXTEN)
             raw[6][termios.VMIN] = 1
             termios.tcsetattr(stdin, termios.TCSANOW, raw)
         except (OSError, termios.error):

@@ -75,6 +75,13 @@ def wait_prompt(child: pexpect.spawn) -> None:
     child.expect_exact("›")
 
 
+def editor_live(child: pexpect.spawn) -> None:
+    """Wait until the line editor runs (keys before it are kept, but Ctrl-C stops aimon)."""
+    child.send("zq")
+    child.expect_exact("zq")
+    child.sendcontrol("u")
+
+
 def leave(child: pexpect.spawn) -> str:
     """Press Ctrl-D; return the session id of the resume hint, after the process ended."""
     child.sendcontrol("d")

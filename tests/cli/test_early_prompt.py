@@ -10,13 +10,15 @@ import select
 import sys
 import termios
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 
 from aimon_cli._early import EarlyPrompt, banner_text
 
-from .conftest import Spawn
+from .conftest import Spawn, editor_live, leave
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -30,20 +32,27 @@ def pty() -> Iterator[tuple[int, int]]:
     os.close(slave)
 
 
-def screen(master: int) -> bytes:
-    """Return everything written to the terminal so far."""
-    out = b""
-    while select.select([master], [], [], 0.2)[0]:
-        out += os.read(master, 4096)
-    return out
-
-
-def pending(fd: int) -> bytes:
-    """Return the keys queued for the program reading `fd` (without waiting for more)."""
+def drain(fd: int) -> bytes:
+    """Return what is waiting on `fd`: on the master, what was written to the terminal;
+    on the slave, the keys queued for the program reading it."""
     out = b""
     while select.select([fd], [], [], 0.2)[0]:
         out += os.read(fd, 4096)
     return out
+
+
+screen = pending = drain
+
+
+@pytest.fixture
+def painted(pty: tuple[int, int]) -> tuple[int, int, list[Any], EarlyPrompt]:
+    """Return (master, slave, the mode before painting, the early prompt), screen drained."""
+    master, slave = pty
+    cooked = termios.tcgetattr(slave)
+    early = EarlyPrompt.paint("banner", stdin=slave, stdout=slave)
+    assert early is not None
+    screen(master)
+    return master, slave, cooked, early
 
 
 def type_keys(master: int, slave: int, keys: bytes) -> None:
@@ -60,18 +69,16 @@ def test_paint_draws_the_banner_and_glyph_and_stops_echo(pty: tuple[int, int]) -
     assert b"aimon 1.2.3 \xc2\xb7 /some/project \xc2\xb7 /help for commands" in drawn
     assert drawn.rstrip().endswith("›\x1b[0m".encode())
     mode = termios.tcgetattr(slave)
-    assert not mode[3] & (termios.ECHO | termios.ICANON | termios.ISIG)
+    assert not mode[3] & (termios.ECHO | termios.ICANON)
     assert not mode[0] & termios.ICRNL
-    type_keys(master, slave, b"fix the build\x03")
+    assert mode[3] & termios.ISIG  # Ctrl-C still stops aimon while nothing reads keys
+    type_keys(master, slave, b"fix the build")
     assert screen(master) == b""  # not echoed: the line editor will show it
 
 
-def test_the_handover_keeps_raw_mode_and_the_typed_keys(pty: tuple[int, int]) -> None:
-    master, slave = pty
-    cooked = termios.tcgetattr(slave)
-    early = EarlyPrompt.paint("banner", stdin=slave, stdout=slave)
-    assert early is not None
-    screen(master)
+def test_the_handover_keeps_raw_mode_and_the_typed_keys(
+        painted: tuple[int, int, list[Any], EarlyPrompt]) -> None:
+    master, slave, cooked, early = painted
     type_keys(master, slave, b"explain\x1b[200~a\rb\x1b[201~")
     early.clear_line()
     early.clear_line()
@@ -89,12 +96,9 @@ def test_the_handover_keeps_raw_mode_and_the_typed_keys(pty: tuple[int, int]) ->
     assert termios.tcgetattr(slave) == raw and screen(master) == b""
 
 
-def test_leaving_before_the_prompt_drops_the_typed_keys(pty: tuple[int, int]) -> None:
-    master, slave = pty
-    cooked = termios.tcgetattr(slave)
-    early = EarlyPrompt.paint("banner", stdin=slave, stdout=slave)
-    assert early is not None
-    screen(master)
+def test_leaving_before_the_prompt_drops_the_typed_keys(
+        painted: tuple[int, int, list[Any], EarlyPrompt]) -> None:
+    master, slave, cooked, early = painted
     type_keys(master, slave, b"rm -rf build\r")
     early.give_back()
     assert termios.tcgetattr(slave) == cooked
@@ -122,13 +126,41 @@ def test_no_early_prompt_without_a_terminal(pty: tuple[int, int],
 # ── the `aimon` command ──────────────────────────────────────────────────────────────────
 
 
-def test_ctrl_c_at_the_early_prompt_is_a_key_not_a_kill(spawn: Spawn) -> None:
-    child = spawn()  # returns as soon as the glyph is drawn, before prompt-toolkit runs
+# Runs aimon's command line with a start that takes 30 s after the early prompt is drawn.
+SLOW_START = """
+import time
+from aimon_cli import _commands
+_commands._root = lambda args, early: time.sleep(30)
+_commands.run([])
+"""
+
+
+def test_ctrl_c_while_aimon_starts_stops_it_and_gives_the_terminal_back(
+        spawn: Spawn, home: Path) -> None:
+    started = spawn()  # only for its environment
+    child = pexpect.spawn(sys.executable, ["-c", SLOW_START], cwd=started.cwd, env=started.env,
+                          dimensions=(40, 120), encoding="utf-8", timeout=15)
+    child.expect_exact("›")
+    child.send("half a prompt")
+    child.sendcontrol("c")
+    child.expect_exact("aimon: interrupted")
+    child.expect(pexpect.EOF)
+    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
+    child.close()
+    assert child.exitstatus == 130
+    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
+    assert mode[0] & termios.ICRNL
+    leave(started)
+
+
+def test_ctrl_c_at_the_editor_is_a_key(spawn: Spawn) -> None:
+    child = spawn()
+    editor_live(child)
     child.sendcontrol("c")
     child.expect_exact("Press Ctrl-C again to exit")
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
-    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
+    mode = termios.tcgetattr(child.child_fd)
     child.close()
     assert child.exitstatus == 0
     assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG

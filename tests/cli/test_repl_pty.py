@@ -18,7 +18,17 @@ from aimon_core.llm import ToolResultBlock
 from aimon_core.session import SessionRecord
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
-from .conftest import AIMON, RESUME_HINT, TIMEOUT, Spawn, leave, stored, wait_prompt, wait_until
+from .conftest import (
+    AIMON,
+    RESUME_HINT,
+    TIMEOUT,
+    Spawn,
+    editor_live,
+    leave,
+    stored,
+    wait_prompt,
+    wait_until,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -168,6 +178,7 @@ def test_unknown_commands_get_a_suggestion(spawn: Spawn) -> None:
 def test_ctrl_d_and_double_ctrl_c_exit_with_the_resume_hint(spawn: Spawn) -> None:
     leave(spawn())
     child = spawn()
+    editor_live(child)
     child.sendcontrol("c")
     child.expect_exact("Press Ctrl-C again to exit")
     child.sendcontrol("c")
