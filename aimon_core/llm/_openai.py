@@ -98,7 +98,8 @@ class OpenAIClient:
         and a stream cut before [DONE] must count as failed.
         """
         params = request_params(request, model_info(request.model, PROVIDER))
-        manager = self._sdk.chat.completions.with_streaming_response.create(**params)
+        manager = self._sdk.chat.completions.with_streaming_response.create(
+            **_plain_json_in_extra_body(params))
         try:
             async with asyncio.timeout(self._idle_timeout):
                 response = await manager.__aenter__()
@@ -136,6 +137,19 @@ class OpenAIClient:
     async def aclose(self) -> None:
         """Close the SDK's HTTP client."""
         await self._sdk.close()
+
+
+def _plain_json_in_extra_body(params: dict[str, Any]) -> dict[str, Any]:
+    """Return `create` arguments that carry the messages and tools in `extra_body`.
+
+    The SDK walks every typed argument recursively before each call (to apply aliases and
+    encode dates and files), which grows with the history: with 50 tool calls it took more
+    time than the rest of the turn. The messages and tools built here are plain JSON already,
+    so they travel in `extra_body`, which the SDK merges into the request body as it is (its
+    keys win over the typed ones). The wire body is the same.
+    """
+    bulky = {key: params.pop(key) for key in ("messages", "tools") if key in params}
+    return {**params, "messages": [], "extra_body": bulky}
 
 
 # --- our request -> Chat Completions parameters -------------------------------------------

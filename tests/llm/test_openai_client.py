@@ -86,6 +86,19 @@ def test_text_streams_with_usage_requested() -> None:
     assert body["tools"][0]["function"]["name"] == "Read"
 
 
+def test_the_wire_body_is_exactly_the_request_params() -> None:
+    # The messages and tools travel in extra_body (the SDK's per-call walk of typed
+    # arguments grows with the history); what reaches the server must not change.
+    from aimon_core.llm._models import model_info
+    from aimon_core.llm._openai import request_params
+
+    req = request()
+    with LoopbackModelServer([Reply(text="ok")]) as server:
+        asyncio.run(events_of(server, req))
+    assert dict(server.requests[0].body) == json.loads(json.dumps(
+        request_params(req, model_info(req.model, "openai"))))
+
+
 def test_tool_call_deltas_are_assembled_by_index() -> None:
     calls = (
         ScriptedToolCall(name="Read", input={"path": "a.py"}, id="call_a"),
