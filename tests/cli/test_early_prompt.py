@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import select
+import subprocess
 import sys
 import termios
 from collections.abc import Iterator
@@ -186,3 +187,26 @@ def test_an_error_after_the_early_prompt_gives_the_terminal_back(spawn: Spawn) -
     child.close()
     assert child.exitstatus == 1
     assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
+
+
+# Reports what is imported when the early prompt is painted, then stops.
+AT_PAINT = """
+import sys
+from aimon_cli import _commands, _early
+
+def paint(cls, banner, **kwargs):
+    heavy = ("asyncio", "prompt_toolkit", "rich", "typer", "anthropic", "openai", "httpx",
+             "aimon_core.llm", "aimon_core.agent", "aimon_core.tools", "aimon_core.session._store")
+    print(sorted(m for m in heavy if m in sys.modules), banner)
+    raise SystemExit(0)
+
+_early.EarlyPrompt.paint = classmethod(paint)
+_commands.run([])
+"""
+
+
+def test_the_early_prompt_is_painted_before_the_slow_imports(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", AT_PAINT], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert done.stdout.startswith("[] aimon "), done.stdout
+    assert f"· {tmp_path.resolve()} · /help for commands" in done.stdout
