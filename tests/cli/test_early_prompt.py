@@ -127,6 +127,18 @@ def test_no_early_prompt_without_a_terminal(pty: tuple[int, int],
 # ── the `aimon` command ──────────────────────────────────────────────────────────────────
 
 
+def ended_in_cooked_mode(child: pexpect.spawn) -> int:
+    """Wait for `child` to end; check it left the terminal as a shell wants it; return its
+    exit status."""
+    child.expect(pexpect.EOF)
+    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
+    child.close()
+    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
+    assert mode[0] & termios.ICRNL
+    assert child.exitstatus is not None
+    return int(child.exitstatus)
+
+
 # Runs aimon's command line with a start that takes 30 s after the early prompt is drawn.
 SLOW_START = """
 import time
@@ -145,12 +157,7 @@ def test_ctrl_c_while_aimon_starts_stops_it_and_gives_the_terminal_back(
     child.send("half a prompt")
     child.sendcontrol("c")
     child.expect_exact("aimon: interrupted")
-    child.expect(pexpect.EOF)
-    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
-    child.close()
-    assert child.exitstatus == 130
-    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
-    assert mode[0] & termios.ICRNL
+    assert ended_in_cooked_mode(child) == 130
     leave(started)
 
 
@@ -160,19 +167,12 @@ def test_ctrl_c_at_the_editor_is_a_key(spawn: Spawn) -> None:
     child.sendcontrol("c")
     child.expect_exact("Press Ctrl-C again to exit")
     child.sendcontrol("d")
-    child.expect(pexpect.EOF)
-    mode = termios.tcgetattr(child.child_fd)
-    child.close()
-    assert child.exitstatus == 0
-    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
-    assert mode[0] & termios.ICRNL
+    assert ended_in_cooked_mode(child) == 0
 
 
 def test_the_banner_is_drawn_once(spawn: Spawn) -> None:
     child = spawn()
-    child.send("zq")
-    child.expect_exact("zq")
-    child.sendcontrol("u")
+    editor_live(child)
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     assert child.before is not None
@@ -182,11 +182,7 @@ def test_the_banner_is_drawn_once(spawn: Spawn) -> None:
 def test_an_error_after_the_early_prompt_gives_the_terminal_back(spawn: Spawn) -> None:
     child = spawn("--resume", "20260101-000000-abcdef")
     child.expect("aimon: .*20260101-000000-abcdef")
-    child.expect(pexpect.EOF)
-    mode = termios.tcgetattr(child.child_fd)  # the pty's mode, as the shell gets it back
-    child.close()
-    assert child.exitstatus == 1
-    assert mode[3] & termios.ECHO and mode[3] & termios.ICANON and mode[3] & termios.ISIG
+    assert ended_in_cooked_mode(child) == 1
 
 
 # Reports what is imported when the early prompt is painted, then stops.
