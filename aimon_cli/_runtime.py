@@ -60,11 +60,9 @@ class SharedRuntime:
 
         wanted = (await asyncio.to_thread(agent_of_session, self.store, session_id)
                   if session_id is not None else None)
-        for task in self._built.values():
-            if task.done() and not task.cancelled() and task.exception() is None:
-                built = task.result()
-                if wanted is None or built.runtime.agent.name == wanted:
-                    return built
+        for built in self._assemblies():
+            if wanted is None or built.runtime.agent.name == wanted:
+                return built  # (an unknown session: claiming it will say so)
         return await self._assembled(replace(self.options, agent=wanted))
 
     def _assembled(self, options: RuntimeOptions) -> asyncio.Future[Assembly]:
