@@ -1,7 +1,8 @@
 """The model layer: provider-neutral messages, the LLMClient seam, providers and retries."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from aimon_core._lazy import lazy_getattr
 from aimon_core.llm._client import (
     LLMClient,
     ScriptedLLMClient,
@@ -82,15 +83,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aimon_core.llm' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"aimon_core.llm.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [

@@ -1,6 +1,8 @@
 """The session tier's storage: ids, records, the JSONL codec, record stores and leases."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from aimon_core._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from aimon_core.session._codec import (
@@ -124,15 +126,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'aimon_core.session' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"aimon_core.session.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 __all__ = [
