@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from aimon_core.config import LoadedSettings
     from aimon_core.hook import HookRegistry
     from aimon_core.llm import ProviderChoice
-    from aimon_core.permission import Approver, PermissionPolicy
+    from aimon_core.permission import Approver, PermissionPolicy, PermissionRules
     from aimon_core.session import LiveSession
     from aimon_core.tools import ToolContext
 
@@ -139,7 +139,6 @@ def build_policy(options: RuntimeOptions, settings: LoadedSettings, runtime_id: 
         AgentApprovalStore,
         PermissionModeError,
         PermissionPolicy,
-        PermissionRules,
         RuleError,
         agent_approvals_path,
         parse_mode,
@@ -148,17 +147,27 @@ def build_policy(options: RuntimeOptions, settings: LoadedSettings, runtime_id: 
 
     permissions = settings.settings.permissions
     try:
-        flags = PermissionRules.parse(allow=options.allowed, deny=options.disallowed)
+        rules, extra_dirs = _rules(options, settings)
         mode = parse_mode(options.permission_mode or permissions.default_mode)
         agent_store = AgentApprovalStore(agent_approvals_path(user_data_dir(), runtime_id))
-        policy = PermissionPolicy(
-            permissions.rules().merged(flags), mode, options.project_root, agent=agent_store,
-            extra_dirs=tuple(Path(p) for p in permissions.additional_directories),
-        )
+        policy = PermissionPolicy(rules, mode, options.project_root, agent=agent_store,
+                                  extra_dirs=extra_dirs)
     except (RuleError, PermissionModeError, ValueError) as exc:
         raise SetupError(str(exc)) from None
     notes = [agent_store.problem] if agent_store.problem else []
     return policy, notes
+
+
+def _rules(options: RuntimeOptions, settings: LoadedSettings
+           ) -> tuple[PermissionRules, tuple[Path, ...]]:
+    """Return the settings' permission rules merged with the flags', and the extra folders;
+    RuleError if a rule does not parse."""
+    from aimon_core.permission import PermissionRules
+
+    permissions = settings.settings.permissions
+    flags = PermissionRules.parse(allow=options.allowed, deny=options.disallowed)
+    return (permissions.rules().merged(flags),
+            tuple(Path(p) for p in permissions.additional_directories))
 
 
 def build_hooks(settings: LoadedSettings, project_root: Path) -> HookRegistry:
@@ -248,17 +257,16 @@ def apply_settings(assembly: Assembly, options: RuntimeOptions, loaded: LoadedSe
     the settings' defaultMode changed (a --permission-mode flag wins). The model and the env
     of running sessions stay as they were (a note says so). Problems go to ``on_error``.
     """
-    from aimon_core.permission import PermissionModeError, PermissionRules, RuleError, parse_mode
+    from aimon_core.permission import PermissionModeError, RuleError, parse_mode
 
     permissions, old = loaded.settings.permissions, assembly.settings.settings
     policy, notes = assembly.policy, list[str]()
     try:
-        flags = PermissionRules.parse(allow=options.allowed, deny=options.disallowed)
-        rules = permissions.rules().merged(flags)
+        rules, extra_dirs = _rules(options, loaded)
     except RuleError as exc:
         on_error(exc)
         return notes
-    policy.set_rules(rules, extra_dirs=(Path(p) for p in permissions.additional_directories))
+    policy.set_rules(rules, extra_dirs=extra_dirs)
     if options.permission_mode is None and permissions.default_mode != old.permissions.default_mode:
         try:
             policy.set_mode(parse_mode(permissions.default_mode))
