@@ -51,7 +51,8 @@ def test_layout_is_one_jsonl_per_session_under_its_project(
 
     path = tmp_path / "data" / "projects" / project_key(project) / f"{record.id}.jsonl"
     assert file_store.path_of(record.id) == path
-    assert project_key(project).startswith("-tmp-")
+    readable, digest = project_key(project).rsplit("-", 1)
+    assert readable.endswith("-work-my-repo") and len(digest) == 8
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [line["type"] for line in lines] == ["header", "message", "side"]
     assert lines[0] == {
