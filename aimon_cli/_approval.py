@@ -1,11 +1,13 @@
-"""Questions the runtime asks the person at the REPL: tool approvals and folder trust.
+"""Questions the REPL asks the person: tool approvals and folder trust.
 
-The runtime is built with `ApprovalBridge.approve` as its approval callback and
-`ApprovalBridge.ask_trust` for untrusted project settings. The REPL's `Asker` listens to the
-bridge: when a question waits, the normal prompt gives way (its text is kept as a draft) to
-`choose`, a one-key prompt, and comes back with the draft once the question is answered. So
-that keys typed as a question appears are never read as its answer, `choose` takes no answer
-until no key was pressed for `GUARD_SECONDS`, and adds what is typed until then to the draft.
+Approval questions arrive on the live session's one event stream (`ApprovalRequested`); the
+REPL's `Questions` subscribes to it as the session's answerer and answers through
+`LiveSession.answer`. Trust questions come from the runtime registry while it builds a runtime
+(`ask_trust` is its trust callback). The REPL's `Asker` listens to `Questions`: when a question
+waits, the normal prompt gives way (its text is kept as the draft) to `choose`, a one-key
+prompt, and comes back with the draft once the question is answered. So that keys typed as a
+question appears are never read as its answer, `choose` takes no answer until no key was
+pressed for `GUARD_SECONDS`, and adds what is typed until then to the draft.
 
 Importing this module stays light: no provider SDK, no rich, nothing of `aimon_core` that
 imports the model layer (those are imported inside the functions that need them).
@@ -32,6 +34,7 @@ from aimon_cli._preview import ProposedChange, proposed_change
 
 if TYPE_CHECKING:
     from aimon_core.config import TrustRequest
+    from aimon_core.live import LiveSession
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest
 
 GUARD_SECONDS = 0.5
@@ -46,15 +49,19 @@ QUESTION_STYLE = Style.from_dict({
 })
 
 
-# ── the bridge between the runtime and the REPL ─────────────────────────────────────────
+# ── the questions waiting for the person ────────────────────────────────────────────────
 
 
 @dataclass(eq=False, slots=True, kw_only=True)
 class ApprovalQuestion:
-    """A tool call waiting for the user's answer; `deferred` once put off to /approve."""
+    """A tool call waiting for the user's answer; `deferred` once put off to /approve.
+
+    `future` completes when the question goes away: answered here or by a command, or
+    withdrawn because the turn ended first.
+    """
 
     request: ApprovalRequest
-    future: asyncio.Future[ApprovalAnswer]
+    future: asyncio.Future[ApprovalAnswer | None]
     change: ProposedChange | None = None
     deferred: bool = False
 
@@ -71,46 +78,72 @@ Question = ApprovalQuestion | TrustQuestion
 
 
 def _ignore(*args: object) -> None:
-    """Do nothing (the bridge's listeners before a UI attaches)."""
+    """Do nothing (the listener before a UI attaches)."""
 
 
 @dataclass(eq=False, slots=True)
-class ApprovalBridge:
-    """Hands the runtime's questions to the UI that listens, and the UI's answers back.
+class Questions:
+    """The questions waiting for the person, fed by the session's events and the registry.
 
-    `approve` is the runtime's approval callback and `on_event` its approval event sink;
-    cancelling the turn cancels the question (the UI sees it go away).
+    `attach(live)` makes it the session's answerer: `ApprovalRequested` events add a question,
+    `ApprovalResolved` / `ApprovalWithdrawn` remove it, and `answer` answers through the
+    session. `ask_trust` is the runtime registry's trust callback.
     """
 
     project_root: Path
     _approvals: dict[str, ApprovalQuestion] = field(default_factory=dict)
     _trust: TrustQuestion | None = None
     _on_question: Callable[[], None] = _ignore
-    _on_event: Callable[[object], None] = _ignore
+    _live: LiveSession | None = None
+    _detach: Callable[[], None] = _ignore
 
-    def listen(self, on_question: Callable[[], None], on_event: Callable[[object], None]
-               ) -> None:
-        """Call `on_question` when questions come or go, `on_event` with approval events."""
-        self._on_question, self._on_event = on_question, on_event
+    def listen(self, on_question: Callable[[], None]) -> None:
+        """Call `on_question` when questions come or go."""
+        self._on_question = on_question
+
+    def attach(self, live: LiveSession) -> None:
+        """Answer `live`'s approval questions (instead of the session attached before)."""
+        self.detach()
+        self._live = live
+        self._detach = live.subscribe(self.on_event, answers=True)
+
+    def detach(self) -> None:
+        """Stop answering the attached session's questions; its waiting ones go away."""
+        self._detach()
+        self._detach, self._live = _ignore, None
+        for question in list(self._approvals.values()):
+            self._gone(question.request.id)
 
     def on_event(self, event: object) -> None:
-        """Pass an ApprovalRequested / ApprovalResolved event on to the UI."""
-        self._on_event(event)
+        """Take an approval event from the session's stream."""
+        from aimon_core.agent import ApprovalRequested, ApprovalResolved, ApprovalWithdrawn
 
-    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
-        """Wait for the user's answer to `request` (the runtime's approval callback)."""
-        change = await asyncio.to_thread(proposed_change, request.tool_name, request.tool_input,
-                                         self.project_root)
-        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
-        self._approvals[request.id] = ApprovalQuestion(request=request, future=future,
-                                                       change=change)
-        self._on_question()
-        try:
-            return await future
-        finally:
-            self._approvals.pop(request.id, None)
-            future.cancel()
+        match event:
+            case ApprovalRequested(request=request):
+                future: asyncio.Future[ApprovalAnswer | None] = (
+                    asyncio.get_running_loop().create_future())
+                self._approvals[request.id] = ApprovalQuestion(request=request, future=future)
+                self._on_question()
+            case ApprovalResolved(request_id=request_id) | ApprovalWithdrawn(
+                    request_id=request_id):
+                self._gone(request_id)
+            case _:
+                pass
+
+    def _gone(self, request_id: str) -> None:
+        question = self._approvals.pop(request_id, None)
+        if question is not None:
+            if not question.future.done():
+                question.future.set_result(None)
             self._on_question()
+
+    async def preview(self, question: ApprovalQuestion) -> ProposedChange | None:
+        """Return (and keep) the change an approval question's call would make."""
+        if question.change is None:
+            request = question.request
+            question.change = await asyncio.to_thread(
+                proposed_change, request.tool_name, request.tool_input, self.project_root)
+        return question.change
 
     async def ask_trust(self, request: TrustRequest) -> bool:
         """Ask whether to trust the folder's risky settings; True if the user trusts it."""
@@ -140,9 +173,11 @@ class ApprovalBridge:
         return sum(q.deferred and not q.future.done() for q in self._approvals.values())
 
     def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
-        """Answer a waiting approval; False if no approval with that id waits."""
+        """Answer a waiting approval through the session; False if none with that id waits."""
         question = self._approvals.get(request_id)
-        if question is None or question.future.done():
+        if question is None or question.future.done() or self._live is None:
+            return False
+        if not self._live.answer(request_id, answer):
             return False
         question.future.set_result(answer)
         return True
@@ -335,15 +370,15 @@ class Asker:
         interrupt: interrupts the running turn (Ctrl-C); False if none runs.
     """
 
-    def __init__(self, bridge: ApprovalBridge, prompt: PromptSession[str], *,
+    def __init__(self, questions: Questions, prompt: PromptSession[str], *,
                  say: Callable[[str, str], None], show: Callable[[ApprovalQuestion], None],
-                 interrupt: Callable[[], bool], on_event: Callable[[object], None]) -> None:
-        self.bridge, self._prompt = bridge, prompt
+                 interrupt: Callable[[], bool]) -> None:
+        self.questions, self._prompt = questions, prompt
         self._say, self._show, self._interrupt = say, show, interrupt
         self._draft: Document | None = None
         self._gave_way = False
         self._changed = asyncio.Event()
-        bridge.listen(self._question_changed, on_event)
+        questions.listen(self._question_changed)
 
     def take_draft(self) -> Document | str:
         """Return the text to show in the next prompt (the draft kept while asking)."""
@@ -359,7 +394,7 @@ class Asker:
     def give_way(self) -> None:
         """End the prompt if a question waits (also called when the prompt starts)."""
         app = self._prompt.app
-        if self.bridge.waiting() is None or self._gave_way or not app.is_running \
+        if self.questions.waiting() is None or self._gave_way or not app.is_running \
                 or app.future is None or app.future.done():
             return
         self._draft, self._gave_way = self._prompt.default_buffer.document, True
@@ -391,7 +426,7 @@ class Asker:
     async def ask_waiting(self) -> bool:
         """Ask every question that waits (new ones too); return whether any was asked."""
         asked = False
-        while (question := self.bridge.waiting()) is not None:
+        while (question := self.questions.waiting()) is not None:
             asked = True
             if isinstance(question, TrustQuestion):
                 await self._trust(question)
@@ -403,6 +438,9 @@ class Asker:
         from aimon_core.permission import ApprovalAnswer, ApprovalScope
 
         request, done = question.request, question.future
+        await self.questions.preview(question)
+        if done.done():
+            return
         self._show(question)
         choices = approval_choices(request)
         value = await choose(f"Allow this {request.tool_name} call?", choices, done=done,
@@ -423,7 +461,7 @@ class Asker:
                   "agent": ApprovalScope.AGENT}
         answer = (ApprovalAnswer(allowed=False, reason=reason) if value == "deny"
                   else ApprovalAnswer(allowed=True, scope=scopes[value]))
-        self.bridge.answer(request.id, answer)
+        self.questions.answer(request.id, answer)
 
     async def _trust(self, question: TrustQuestion) -> None:
         request = question.request
@@ -439,7 +477,7 @@ class Asker:
         if value is None or question.future.done():
             return
         trusted = value == "yes"
-        self.bridge.answer_trust(trusted)
+        self.questions.answer_trust(trusted)
         if trusted:
             self._say("Trusted: this folder's settings are in effect.", "dim")
         else:

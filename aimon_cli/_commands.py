@@ -1,7 +1,7 @@
 """The root command (`aimon [PROMPT]`, `aimon -p PROMPT`, `--resume`) and the dispatch.
 
-Arguments are parsed in `_args.py` (argparse: Typer is too slow to import for the first-prompt
-budget); the `aimon sessions` subcommands are a Typer app.
+Arguments are parsed by the Typer app in `_args.py` (`aimon` alone skips it); the
+`aimon sessions` subcommands are a Typer app too.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from aimon_cli._args import RootArgs
     from aimon_cli._early import EarlyPrompt
-    from aimon_cli._setup import RuntimeOptions
-    from aimon_core.session import LiveSession, SessionStore
+    from aimon_core.live import LiveSession
+    from aimon_core.runtime import AgentRuntimeRegistry, RuntimeFlags
+    from aimon_core.session import SessionStore
 
-SUBCOMMANDS = ("sessions",)
+SUBCOMMANDS = ("sessions", "mcp", "skills", "agents")
 
 
 class CommandExitError(Exception):
@@ -32,6 +33,11 @@ class CommandExitError(Exception):
         self.code, self.message = code, message
 
 
+def notice(text: str) -> None:
+    """Tell the user something on stderr (`aimon: ...`)."""
+    sys.stderr.write(f"aimon: {text}\n")
+
+
 def _fail(message: str, code: int = 2) -> CommandExitError:
     return CommandExitError(code, message)
 
@@ -41,7 +47,7 @@ class Launch:
     """What the command line asked for, after validation."""
 
     project_root: Path
-    runtime: RuntimeOptions
+    flags: RuntimeFlags
     resume: str | None
     pick: bool
     continue_last: bool
@@ -77,15 +83,13 @@ def _paint_first_prompt(args: RootArgs) -> EarlyPrompt | None:
 
 
 def _root(args: RootArgs, early: EarlyPrompt | None) -> int:
-    from aimon_cli._setup import ModelOptions, RuntimeOptions
+    from aimon_core.runtime import RuntimeFlags
 
     project_root = Path.cwd().resolve()
     launch = Launch(
         project_root=project_root,
-        runtime=RuntimeOptions(
-            project_root=project_root,
-            model=ModelOptions(provider=args.provider, model=args.model,
-                               base_url=args.base_url),
+        flags=RuntimeFlags(
+            provider=args.provider, model=args.model, base_url=args.base_url,
             agent=args.agent,
             allowed=tuple(_split_rules(list(args.allowed_tools))),
             disallowed=tuple(_split_rules(list(args.disallowed_tools))),
@@ -125,23 +129,26 @@ def _target_session(launch: Launch, store: SessionStore) -> str | None:
     return launch.resume
 
 
-async def _open_live(launch: Launch, store: SessionStore, session_id: str | None,
-                     notices: list[str]) -> LiveSession:
-    """Load settings, build the runtime (imports the SDK, off the event loop), open the session."""
+async def _open_live(registry: AgentRuntimeRegistry, store: SessionStore,
+                     session_id: str | None) -> LiveSession:
+    """Build the session's agent runtime (imports the SDK, off the event loop) and open it."""
     import asyncio
 
-    from aimon_cli._runtime import open_on, with_session_agent
-    from aimon_cli._setup import build_runtime, load_project_settings
+    from aimon_cli._store import agent_of_session
 
-    options = with_session_agent(launch.runtime, store, session_id)
-    settings = await asyncio.to_thread(load_project_settings, options)
-    if settings.pending_trust is not None:
-        notices.append("this folder's settings are not trusted yet, so these are held back: "
-                       + "; ".join(settings.pending_trust.what)
-                       + ". Run aimon interactively here once to trust them.")
-    assembly = await asyncio.to_thread(build_runtime, options, settings)
-    notices.extend(assembly.notices)
-    return await open_on(assembly, store, launch.project_root, session_id)
+    agent = None
+    if session_id is not None and registry.flags.agent is None:
+        agent = await asyncio.to_thread(agent_of_session, store, session_id)
+    assembly = await registry.get(agent)
+    pending = assembly.settings.pending_trust
+    if pending is not None:
+        sys.stderr.write("aimon: this folder's settings are not trusted yet, so these are held "
+                         "back: " + "; ".join(pending.what)
+                         + ". Run aimon interactively here once to trust them.\n")
+    if assembly.mcp is not None:  # print mode waits for its MCP servers (MCP_TIMEOUT at most)
+        assembly.start_background(lambda text: print(f"aimon: {text}", file=sys.stderr))
+        await assembly.mcp.wait_ready(assembly.mcp.options.connect_timeout)
+    return await assembly.open_session(store, session_id=session_id)
 
 
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,
@@ -149,8 +156,8 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
     import asyncio
 
     from aimon_cli._print import PrintJob, exit_code, read_prompt, run_print
-    from aimon_cli._setup import SetupError
     from aimon_cli._store import default_store
+    from aimon_core.runtime import AgentRuntimeRegistry, RuntimeSetupError
     from aimon_core.session import SessionError
 
     if launch.pick:
@@ -163,21 +170,23 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
     job = PrintJob(prompt=text, output_format=output_format, max_iterations=max_iterations)
 
     async def go() -> int:
-        notices: list[str] = []
-        live = await _open_live(launch, store, session_id, notices)
-        for notice in notices:
-            sys.stderr.write(f"aimon: {notice}\n")
+        registry = AgentRuntimeRegistry(
+            launch.project_root, launch.flags,
+            on_notice=notice)
         try:
-            result = await run_print(job, live, sys.stdout, sys.stderr)
+            live = await _open_live(registry, store, session_id)
+            try:
+                result = await run_print(job, live, sys.stdout, sys.stderr)
+            finally:
+                await live.close()
         finally:
-            await live.close()
-            await live.runtime.client.aclose()
+            await registry.aclose()
         return exit_code(result)
 
     try:
         return asyncio.run(go())
-    except (SetupError, SessionError) as exc:
-        raise _fail(str(exc), 2 if isinstance(exc, SetupError) else 1) from None
+    except (RuntimeSetupError, SessionError) as exc:
+        raise _fail(str(exc), 2 if isinstance(exc, RuntimeSetupError) else 1) from None
     except KeyboardInterrupt:
         sys.stderr.write("aimon: interrupted\n")
         return 130
@@ -186,11 +195,11 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
 def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) -> int:
     import asyncio
 
-    from aimon_cli._approval import ApprovalBridge
-    from aimon_cli._runtime import SharedRuntime
-    from aimon_cli._setup import SetupError
+    from aimon_cli._approval import Questions
+    from aimon_cli._runtime import ReplRuntimes
     from aimon_cli._store import default_store, lazy_default_store
     from aimon_cli.repl import ReplOptions, run_repl
+    from aimon_core.runtime._build import RuntimeSetupError
     from aimon_core.session._errors import SessionError
     from aimon_core.session._paths import user_data_dir
 
@@ -204,8 +213,8 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
         session_id = asyncio.run(pick_session(recent))
         if session_id is None:
             return 0
-    questions = ApprovalBridge(launch.project_root)
-    shared = SharedRuntime(launch.runtime, store, questions)
+    questions = Questions(launch.project_root)
+    shared = ReplRuntimes(launch.project_root, launch.flags, store, questions)
     options = ReplOptions(
         project_root=launch.project_root, store=store, open_session=shared.open_session,
         session_id=session_id, initial_prompt=prompt,
@@ -215,12 +224,23 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
     )
     try:
         return asyncio.run(run_repl(options))
-    except (SetupError, SessionError) as exc:
-        raise _fail(str(exc), 2 if isinstance(exc, SetupError) else 1) from None
+    except (RuntimeSetupError, SessionError) as exc:
+        raise _fail(str(exc), 2 if isinstance(exc, RuntimeSetupError) else 1) from None
 
 
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand app or the root command; exit with its status."""
+    if args and args[0] == "mcp":
+        from aimon_cli._mcp_cli import mcp_app
+
+        mcp_app(args[1:], prog_name="aimon mcp")
+        return
+    if args and args[0] in ("skills", "agents"):
+        from aimon_cli import _extensions_cli
+
+        app = _extensions_cli.skills_app if args[0] == "skills" else _extensions_cli.agents_app
+        app(args[1:], prog_name=f"aimon {args[0]}")
+        return
     if args and args[0] in SUBCOMMANDS:
         from aimon_cli._sessions_cli import sessions_app
 
@@ -229,7 +249,8 @@ def run(args: list[str]) -> None:
     from aimon_cli._args import ArgsError, parse_root
 
     try:
-        code = root(parse_root(args))
+        parsed = parse_root(args)
+        code = parsed if isinstance(parsed, int) else root(parsed)
     except ArgsError as exc:
         sys.stderr.write(f"aimon: {exc}\nTry 'aimon --help'.\n")
         code = 2
@@ -240,4 +261,8 @@ def run(args: list[str]) -> None:
     except KeyboardInterrupt:  # Ctrl-C while aimon was starting (the REPL handles its own)
         sys.stderr.write("aimon: interrupted\n")
         code = 130
-    sys.exit(code)
+    from aimon_cli._exit import leave
+
+    # Print mode and the REPL have closed their sessions, written their output and run the
+    # SessionEnd hooks by now: skip the interpreter's teardown (~350 ms with the SDK loaded).
+    leave(code)

@@ -11,6 +11,7 @@ from aimon_core.agent import (
     AgentEvent,
     AssistantMessageCompleted,
     AssistantTextDelta,
+    Compacted,
     ExecutionFinished,
     ExecutionResult,
     ModelRetrying,
@@ -20,8 +21,8 @@ from aimon_core.agent import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from aimon_core.live import LiveSession, LiveSessionEvent
 from aimon_core.llm import Message, Usage
-from aimon_core.session import LiveSession, LiveSessionEvent
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -65,6 +66,8 @@ class _StreamJson:
                 self.write({"type": "stream_restarted", "attempt": attempt, "reason": reason})
             case Notice(text=text, level=level):
                 self.write({"type": "notice", "level": level, "text": text})
+            case Compacted() as done:
+                self.write(compaction_json(done))
             case ExecutionFinished():
                 pass  # the result line is written by the caller, with the session id
             case _:
@@ -90,6 +93,14 @@ def message_json(message: Message) -> dict[str, Any]:
             case _:
                 blocks.append({"type": type(block).__name__})
     return {"role": message.role, "content": blocks}
+
+
+def compaction_json(done: Compacted) -> dict[str, Any]:
+    """Return the stream-json line of a compaction."""
+    return {"type": "compaction", "trigger": done.trigger, "summarised": done.summarised,
+            "tokens_before": done.tokens_before, "tokens_after": done.tokens_after,
+            "text": done.text, "advice": done.advice, "usage": usage_json(done.usage),
+            "cost_usd": round(done.cost_usd, 6)}
 
 
 def usage_json(usage: Usage) -> dict[str, int]:
@@ -158,6 +169,15 @@ async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO
         elif isinstance(event, ModelRetrying):
             err.write(f"aimon: {event.reason}; retrying in {event.delay:.1f} s "
                       f"(attempt {event.attempt})\n")
+        elif isinstance(event, Compacted) and event.trigger == "auto":
+            # `/compact` prints its report as the result; an automatic one goes to stderr.
+            advice = f"\naimon: {event.advice}" if event.advice else ""
+            err.write(f"aimon: {event.text}{advice}\n")
+            err.flush()
+        elif isinstance(event, Notice) and event.level == "warning":
+            # Hook failures (timeout, exit 1, invalid JSON) and other warnings: never silent.
+            err.write(f"aimon: {event.text}\n")
+            err.flush()
 
     budget = live.budget()
     if job.max_iterations is not None:
@@ -171,6 +191,8 @@ async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO
         stream.write(result_json(result, live.id))
     elif job.output_format == "json":
         out.write(json.dumps(result_json(result, live.id), ensure_ascii=False) + "\n")
+    elif result.stop is StopCause.COMMAND_FAILED:
+        err.write(f"aimon: {result.text.rstrip()}\n")
     else:
         if result.text:
             out.write(result.text.rstrip() + "\n")

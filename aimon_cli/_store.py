@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,10 +47,9 @@ def agent_of_session(store: SessionStore, session_id: str) -> str | None:
     records = store.records
     if isinstance(records, FileSessionRecordStore):
         try:
-            with records.path_of(parse_session_id(session_id)).open("rb") as handle:
-                header = json.loads(handle.readline())
-            ref = str(header.get("agent_ref", ""))
-        except (OSError, ValueError, SessionError):
+            # Reads the header line only, and never hangs on a FIFO in place of the file.
+            ref = records.agent_ref(parse_session_id(session_id))
+        except (ValueError, SessionError):
             return None
     else:
         try:

@@ -15,9 +15,16 @@ from rich.segment import Segment, Segments
 from rich.text import Text
 
 from aimon_core.agent import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalScope,
+    ApprovalWithdrawn,
     AssistantMessageCompleted,
     AssistantTextDelta,
     AssistantThinkingDelta,
+    Compacted,
     ExecutionFinished,
     ExecutionResult,
     IterationStarted,
@@ -29,15 +36,8 @@ from aimon_core.agent import (
     ToolCallStarted,
 )
 from aimon_core.command import format_cost, format_tokens
+from aimon_core.live import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
 from aimon_core.llm import Message, Usage
-from aimon_core.permission import (
-    ApprovalAnswer,
-    ApprovalRequest,
-    ApprovalRequested,
-    ApprovalResolved,
-    ApprovalScope,
-)
-from aimon_core.session import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
 from aimon_core.tools import ToolResult
 
 if TYPE_CHECKING:
@@ -334,6 +334,13 @@ class Renderer:
                            "again.", "dim yellow")
             case Notice(text=text, level=level):
                 self._line(text, {"warning": "yellow", "error": "red"}.get(level, "dim"))
+            case Compacted(trigger="auto", text=text, summarised=summarised, advice=advice):
+                # `/compact` shows its own outcome; only the automatic one is an event here.
+                self._line(f"⟲ {text}", "dim cyan" if summarised else "yellow")
+                if advice:
+                    self._line(advice, "yellow")
+            case ApprovalRequested() | ApprovalResolved() | ApprovalWithdrawn():
+                self.approval_event(event)
             case _:
                 self._session_event(event)
 
@@ -366,13 +373,15 @@ class Renderer:
                 pass
 
     def approval_event(self, event: object) -> None:
-        """Render the gate's approval events: remember a request, print how it was answered."""
+        """Render approval events: remember a request, print how it was answered."""
         match event:
             case ApprovalRequested(request=request):
                 self._approvals[request.id] = request
             case ApprovalResolved(request_id=request_id, answer=answer, remembered=remembered):
                 asked = self._approvals.pop(request_id, None)
                 self._line_text(resolved_line(answer, remembered, asked, self.project_root))
+            case ApprovalWithdrawn(request_id=request_id):
+                self._approvals.pop(request_id, None)
             case _:
                 pass
 

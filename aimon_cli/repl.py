@@ -28,7 +28,7 @@ from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from aimon_cli._approval import ApprovalBridge, ApprovalQuestion, Asker
+from aimon_cli._approval import ApprovalQuestion, Asker, Questions
 from aimon_cli._early import EarlyPrompt, banner_text
 from aimon_cli._prompt import (
     PROMPT_STYLE,
@@ -43,11 +43,13 @@ from aimon_core.command import CommandOutcome, default_registry, parse_slash
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from aimon_cli._setup import Assembly
     from aimon_cli.render import Renderer
     from aimon_core.config import LoadedSettings
+    from aimon_core.live import LiveSession
+    from aimon_core.mcp import MCPServers
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
-    from aimon_core.session import LiveSession, SessionStore, SessionSummary
+    from aimon_core.runtime import AgentAssembly
+    from aimon_core.session import SessionStore, SessionSummary
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +68,10 @@ class ReplOptions:
     initial_prompt: str | None = None
     # Releases what open_session made (the runtime's model client); called once at exit.
     shutdown: Callable[[], Awaitable[None]] | None = None
-    # The questions the runtime asks (tool approvals, folder trust); None: nothing asks.
-    questions: ApprovalBridge | None = None
+    # The questions waiting for the person (tool approvals, folder trust).
+    questions: Questions | None = None
     # The runtime's policy, hooks and settings once built (for the permission commands).
-    assembly: Callable[[], Assembly | None] | None = None
+    assembly: Callable[[], AgentAssembly | None] | None = None
     # Applies settings edits until cancelled, printing with say(text, style); run from the
     # first session's opening until the REPL exits.
     watch: Callable[[Callable[[str, str], None]], Coroutine[Any, Any, None]] | None = None
@@ -128,10 +130,9 @@ class ReplSession:
             # After an early prompt, the first prompt takes the terminal over from it.
             input=taking_over(options.early) if options.early is not None else None,
         )
-        self.questions = options.questions or ApprovalBridge(options.project_root)
+        self.questions = options.questions or Questions(options.project_root)
         self._asker = Asker(self.questions, self._prompt, say=self._say,
-                            show=self._show_approval, interrupt=self._interrupt,
-                            on_event=self._approval_event)
+                            show=self._show_approval, interrupt=self._interrupt)
 
     # ── CommandHost ──────────────────────────────────────────────────────────────────────
 
@@ -254,10 +255,6 @@ class ReplSession:
         for line in approval_lines(question.request, question.change, root):
             self.console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
-    def _approval_event(self, event: object) -> None:
-        if self._renderer is not None:
-            self._renderer.approval_event(event)
-
     async def _handle(self, text: str) -> None:
         if not text.strip():
             return
@@ -268,6 +265,9 @@ class ReplSession:
             await self._submit(text)
 
     async def _command(self, text: str) -> None:
+        parsed = parse_slash(text)
+        if parsed is not None and self.commands.get(parsed[0]) is None:
+            await self._current_or_none()  # the session's runtime brings the skill commands
         try:
             outcome = await self.commands.run(text, self)
         except Exception as exc:  # the session could not open, the store failed, ...
@@ -283,7 +283,7 @@ class ReplSession:
             live = await self.live_session()
         except Exception:  # already reported when the opening failed
             return
-        from aimon_core.session import LiveSessionClosedError
+        from aimon_core.live import LiveSessionClosedError
 
         try:
             _, task = live.offer_async(prompt)
@@ -294,7 +294,7 @@ class ReplSession:
         task.add_done_callback(self._turn_done)
 
     def _turn_done(self, task: asyncio.Task[Any]) -> None:
-        from aimon_core.session import LiveSessionClosedError
+        from aimon_core.live import LiveSessionClosedError
 
         self._turns.discard(task)
         if task.cancelled():
@@ -318,6 +318,7 @@ class ReplSession:
             await asyncio.to_thread(importlib.import_module, "aimon_cli.render")
             self._attach(live, replay=session_id is not None)
             self._start_watching()
+            self._start_mcp()
             return live
 
         task = asyncio.get_running_loop().create_task(open_first())
@@ -331,6 +332,18 @@ class ReplSession:
         if exc is not None:
             self._open_error = exc
             self.request_exit(1)
+
+    def _start_mcp(self) -> None:
+        # After the first paint: MCP servers connect in the background, tools join later.
+        assembly = self.options.assembly() if self.options.assembly is not None else None
+        if assembly is not None:
+            assembly.start_background(lambda text: self._say(text, "yellow"), (self.commands,))
+
+    @property
+    def mcp_servers(self) -> MCPServers | None:
+        """Return the current runtime's MCP servers (for /mcp), if any."""
+        assembly = self.options.assembly() if self.options.assembly is not None else None
+        return assembly.mcp if assembly is not None else None
 
     def _start_watching(self) -> None:
         watch = self.options.watch
@@ -357,13 +370,19 @@ class ReplSession:
 
         renderer = Renderer(self.console, session_id=live.id, project_root=live.project_root)
         self._renderer, self._live = renderer, live
+        if live.commands is not None:  # the runtime's commands: system ones plus skills
+            self.commands = live.commands
+            if isinstance(self._prompt.completer, SlashCompleter):
+                self._prompt.completer.registry = live.commands
         self._unsubscribe = live.subscribe(renderer)
+        self.questions.attach(live)
         if replay:
             renderer.replay(live.record.transcript.messages)
             for warning in live.record.load_warnings:
                 self._say(f"warning: {warning}", "yellow")
 
     async def _detach(self, live: LiveSession) -> None:
+        self.questions.detach()
         await live.close()
         if self._unsubscribe is not None:
             self._unsubscribe()

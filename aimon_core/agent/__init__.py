@@ -1,5 +1,14 @@
 """Agents and their execution: definitions, prompt assembly, the loop, budgets, events."""
 
+from aimon_core.agent._approval import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalScope,
+    ApprovalWithdrawn,
+    Asker,
+)
 from aimon_core.agent._budget import BudgetTracker, ExecutionBudget
 from aimon_core.agent._definition import (
     AgentDefinition,
@@ -17,6 +26,7 @@ from aimon_core.agent._events import (
     AssistantMessageCompleted,
     AssistantTextDelta,
     AssistantThinkingDelta,
+    Compacted,
     EventSink,
     ExecutionFinished,
     ExecutionResult,
@@ -29,7 +39,7 @@ from aimon_core.agent._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from aimon_core.agent._executor import ExecutionRequest, Executor
+from aimon_core.agent._executor import Compactor, ExecutionRequest, Executor
 from aimon_core.agent._prompt import (
     Environment,
     ProjectInstructions,
@@ -41,15 +51,22 @@ from aimon_core.agent._prompt import (
 from aimon_core.agent._runtime import (
     AgentRuntime,
     AgentRuntimeId,
+    GateCall,
     GateVerdict,
     ToolGate,
     allow_all,
     read_only,
 )
-from aimon_core.agent._transcript import INTERRUPTED_RESULT, NEVER_RAN_RESULT, repair_tool_pairs
+from aimon_core.agent._transcript import (
+    INTERRUPTED_RESULT,
+    MAY_HAVE_RUN_RESULT,
+    NEVER_RAN_RESULT,
+    repair_tool_pairs,
+)
 
 __all__ = [
     "INTERRUPTED_RESULT",
+    "MAY_HAVE_RUN_RESULT",
     "NEVER_RAN_RESULT",
     "AgentDefinition",
     "AgentDefinitionError",
@@ -57,10 +74,19 @@ __all__ = [
     "AgentModel",
     "AgentRuntime",
     "AgentRuntimeId",
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "ApprovalScope",
+    "ApprovalWithdrawn",
+    "Asker",
     "AssistantMessageCompleted",
     "AssistantTextDelta",
     "AssistantThinkingDelta",
     "BudgetTracker",
+    "Compacted",
+    "Compactor",
     "Environment",
     "EventSink",
     "ExecutionBudget",
@@ -69,6 +95,7 @@ __all__ = [
     "ExecutionResult",
     "ExecutionStarted",
     "Executor",
+    "GateCall",
     "GateVerdict",
     "IterationStarted",
     "ModelRetrying",

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from aimon_core.agent._approval import ApprovalRequested, ApprovalResolved, ApprovalWithdrawn
 from aimon_core.llm import LLMError, Message, Usage
 from aimon_core.tools import ToolResult
 
@@ -25,11 +26,13 @@ class StopCause(enum.Enum):
     INTERRUPTED = "interrupted"
     PROMPT_BLOCKED = "prompt_blocked"  # a UserPromptSubmit hook refused the prompt
     HOOK_STOPPED = "hook_stopped"  # a hook answered `"continue": false`
+    COMMAND = "command"  # a slash command answered; no model was called
+    COMMAND_FAILED = "command_failed"  # a slash command could not run
 
     @property
     def ok(self) -> bool:
-        """Return True when the model finished its answer."""
-        return self in (StopCause.ANSWERED, StopCause.OUTPUT_LIMIT)
+        """Return True when the model (or a slash command) finished its answer."""
+        return self in (StopCause.ANSWERED, StopCause.OUTPUT_LIMIT, StopCause.COMMAND)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +135,26 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Compacted:
+    """The conversation was compacted: older messages summarised (or old tool results shed).
+
+    `messages` is the new transcript; `text` is the report for the user ("Conversation
+    compacted (41,200 → 6,300 tokens) ..."); `advice` says what to do after repeated failed
+    summaries. `usage` and `cost_usd` are what the summary call cost.
+    """
+
+    trigger: str  # "auto" or "manual"
+    text: str
+    tokens_before: int
+    tokens_after: int
+    summarised: bool
+    messages: tuple[Message, ...] = field(default=(), repr=False)
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    advice: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionFinished:
     """An execution ended; `result` says how."""
 
@@ -150,7 +173,11 @@ AgentEvent = (
     | ToolCallStarted
     | ToolCallFinished
     | Notice
+    | Compacted
     | ExecutionFinished
+    | ApprovalRequested
+    | ApprovalResolved
+    | ApprovalWithdrawn
 )
 
 EventSink = Callable[[AgentEvent], None]

@@ -8,13 +8,15 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from aimon_core.agent._approval import Asker
 from aimon_core.agent._budget import BudgetTracker, ExecutionBudget
 from aimon_core.agent._events import (
     AssistantMessageCompleted,
     AssistantTextDelta,
     AssistantThinkingDelta,
+    Compacted,
     EventSink,
     ExecutionFinished,
     ExecutionResult,
@@ -26,10 +28,11 @@ from aimon_core.agent._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from aimon_core.agent._hooks import HookSite, HookStopError, TurnHooks
+from aimon_core.agent._hooks import HookStopError, TurnHooks
 from aimon_core.agent._prompt import Environment, assemble_system_prompt, gather_environment
-from aimon_core.agent._runtime import AgentRuntime
+from aimon_core.agent._runtime import AgentRuntime, GateCall
 from aimon_core.agent._transcript import INTERRUPTED_RESULT, repair_tool_pairs
+from aimon_core.hook import HookDispatcher
 from aimon_core.llm import (
     LLMError,
     LLMRequest,
@@ -56,6 +59,30 @@ def _ignore(_: object) -> None:
     return None
 
 
+class Compactor(Protocol):
+    """Keeps an execution's requests inside the model's context window (`aimon_core.compact`).
+
+    The executor asks before every model call and once after a "prompt is too long" refusal;
+    a `Compacted` it gets back replaces the transcript and is emitted as an event.
+    """
+
+    async def before_call(self, request: LLMRequest) -> Compacted | None:
+        """Return a compaction if `request` would pass the threshold, else None."""
+        ...
+
+    async def after_refusal(self, request: LLMRequest, error: LLMError) -> Compacted | None:
+        """Return a compaction if `error` says `request` is too long, else None."""
+        ...
+
+    def observe(self, request: LLMRequest, usage: Usage) -> None:
+        """Learn from the usage of a response how far the size estimates are off."""
+        ...
+
+    async def limit_result(self, block: ToolResultBlock) -> ToolResultBlock:
+        """Return `block`, or if it is too large, its head and tail and where the rest is."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionRequest:
     """One execution's input: the new user message, the history, limits and sinks."""
@@ -70,9 +97,15 @@ class ExecutionRequest:
     # Called with each message as it becomes part of the transcript (for persistence).
     on_message: Callable[[Message], None] = _ignore
     execution_id: str = ""
-    # Passed to hooks: where the transcript lives and the permission mode in force.
-    transcript_path: str | None = None
-    permission_mode: str | None = None
+    # Fires hook events bound to the session (None: the runtime's hooks, bound to the context).
+    hooks: HookDispatcher | None = None
+    # Asks whoever answers approvals for the session; None: nobody can, so asks are refused.
+    ask: Asker | None = None
+    # Called right before a tool runs (after hooks and the permission gate), so that a crash
+    # recovery can tell a call that may have run from one that never did.
+    on_tool_started: Callable[[ToolUseBlock], None] = _ignore
+    # Measures requests and compacts the transcript between iterations (None: never).
+    compactor: Compactor | None = None
 
 
 @dataclass(slots=True)
@@ -119,10 +152,7 @@ class Executor:
         run.emit(ExecutionStarted(
             execution_id=request.execution_id or uuid.uuid4().hex, prompt=request.prompt.text
         ))
-        ctx = request.tool_context
-        run.hooks = TurnHooks(runtime.hooks, HookSite(
-            session_id=ctx.session_id, cwd=ctx.cwd, transcript_path=request.transcript_path,
-            permission_mode=request.permission_mode), run.emit)
+        run.hooks = TurnHooks(_dispatcher(runtime, request), run.emit)
         try:
             result = await self._start(run)
         except asyncio.CancelledError:
@@ -190,15 +220,36 @@ class Executor:
             run.stop_hook_active = True
 
     async def _call_model(self, run: _Run, system: str) -> LLMResponse:
+        """Compact if the request would pass the threshold, call the model, and after a
+        "prompt is too long" refusal compact and retry once (a second refusal is raised)."""
+        compactor = run.request.compactor
+        request = _model_request(run, system)
+        if compactor is None:
+            return await self._stream(run, request)
+        if (done := await compactor.before_call(request)) is not None:
+            self._compacted(run, done)
+            request = _model_request(run, system)
+        try:
+            response = await self._stream(run, request)
+        except LLMError as exc:
+            done = await compactor.after_refusal(request, exc)
+            if done is None:
+                raise
+            self._compacted(run, done)
+            request = _model_request(run, system)
+            response = await self._stream(run, request)
+        compactor.observe(request, response.usage)
+        return response
+
+    def _compacted(self, run: _Run, done: Compacted) -> None:
+        """Go on from the compacted transcript; count what the summary cost."""
+        run.messages[:] = done.messages
+        run.tracker.usage = run.tracker.usage + done.usage
+        run.cost_usd += done.cost_usd
+        run.emit(done)
+
+    async def _stream(self, run: _Run, request: LLMRequest) -> LLMResponse:
         runtime = run.runtime
-        request = LLMRequest(
-            model=runtime.model,
-            system=system,
-            messages=repair_tool_pairs(run.messages),
-            tools=runtime.tools.definitions(),
-            settings=_settings(runtime),
-            metadata={"session_id": run.request.tool_context.session_id},
-        )
         partial: list[str] = []
         response: LLMResponse | None = None
         try:
@@ -279,7 +330,10 @@ class Executor:
         started = time.monotonic()
         result = await self._checked_run(run, use)
         run.tool_calls += 1
-        results[use.id] = _result_block(use, result)
+        block = _result_block(use, result)
+        if run.request.compactor is not None:
+            block = await run.request.compactor.limit_result(block)
+        results[use.id] = block
         run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
                                   result=result, duration_s=time.monotonic() - started))
 
@@ -313,11 +367,15 @@ class Executor:
             return ToolResult.error(pre.denied + await hooks.permission_denied(use, pre.denied))
         if pre.updated_input is not None:
             tool_input = pre.updated_input
-        verdict = await runtime.gate(tool, tool_input, ctx, hint=pre.permission)
+        call = GateCall(hooks=hooks.dispatcher, ask=run.request.ask, emit=run.emit,
+                        tool_use_id=use.id)
+        verdict = await runtime.gate(tool, tool_input, ctx, hint=pre.permission, call=call)
         if not verdict.allowed:
             message = verdict.message or f"Permission to use {tool.name} was denied."
             return ToolResult.error(message + await hooks.permission_denied(use, message))
-        result = await execute_tool(tool, tool_input, ctx)
+        run.request.on_tool_started(use)
+        # Checked above; a hook's updated input is checked by execute_tool.
+        result = await execute_tool(tool, tool_input, ctx, checked=tool_input is use.input)
         return await hooks.post_tool(use, tool_input, result)
 
     def _commit_results(
@@ -364,6 +422,29 @@ class Executor:
 
     def _finish(self, run: _Run, stop: StopCause, reason: str) -> None:
         run.emit(ExecutionFinished(result=self._result(run, stop, reason)))
+
+
+def _dispatcher(runtime: AgentRuntime, request: ExecutionRequest) -> HookDispatcher | None:
+    """Return the request's hook dispatcher, or one bound to its context for the runtime's hooks."""
+    if request.hooks is not None:
+        return request.hooks
+    if runtime.hooks is None:
+        return None
+    ctx = request.tool_context
+    return HookDispatcher(runtime.hooks, session_id=ctx.session_id, cwd=ctx.cwd,
+                          permission_mode=runtime.permission_mode)
+
+
+def _model_request(run: _Run, system: str) -> LLMRequest:
+    runtime = run.runtime
+    return LLMRequest(
+        model=runtime.model,
+        system=system,
+        messages=repair_tool_pairs(run.messages),
+        tools=runtime.tools.definitions(),
+        settings=_settings(runtime),
+        metadata={"session_id": run.request.tool_context.session_id},
+    )
 
 
 def _groups(runtime: AgentRuntime, uses: Sequence[ToolUseBlock]) -> list[list[ToolUseBlock]]:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from aimon_core.agent._events import AgentEvent, Notice
 from aimon_core.hook import (
+    HookDispatcher,
     HookEvent,
-    HookInput,
-    HookRegistry,
     HookResult,
     PermissionDecision,
     feedback_reminder,
@@ -37,35 +35,25 @@ class PreToolOutcome:
     updated_input: Mapping[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HookSite:
-    """Facts every hook input carries."""
-
-    session_id: str
-    cwd: Path
-    transcript_path: str | None = None
-    permission_mode: str | None = None
-
-
 class TurnHooks:
-    """Runs the registry's hooks at the executor's points and reports their notes as events."""
+    """Fires the executor's hook events through the session's dispatcher; reports notes."""
 
-    def __init__(self, registry: HookRegistry | None, site: HookSite,
+    def __init__(self, dispatcher: HookDispatcher | None,
                  emit: Callable[[AgentEvent], None]) -> None:
-        self._registry = registry
-        self._site = site
+        self._dispatcher = dispatcher
         self._emit = emit
 
+    @property
+    def dispatcher(self) -> HookDispatcher | None:
+        """Return the dispatcher the hooks fire through (the gate fires its own events too)."""
+        return self._dispatcher
+
     def _active(self, event: HookEvent, subject: str | None = None) -> bool:
-        return self._registry is not None and self._registry.has_hooks(event, subject)
+        return self._dispatcher is not None and self._dispatcher.active(event, subject)
 
     async def _dispatch(self, event: HookEvent, **fields: Any) -> HookResult:
-        assert self._registry is not None
-        site = self._site
-        hook_input = HookInput(event=event, session_id=site.session_id, cwd=site.cwd,
-                               transcript_path=site.transcript_path,
-                               permission_mode=site.permission_mode, **fields)
-        result = await self._registry.dispatch(event, hook_input)
+        assert self._dispatcher is not None
+        result = await self._dispatcher.fire(event, **fields)
         for error in result.errors:
             self._emit(Notice(text=f"hook error: {error}", level="warning"))
         if result.system_message:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from aimon_core.agent._approval import Asker
 from aimon_core.agent._definition import AgentDefinition
-from aimon_core.hook import HookRegistry, PermissionDecision
+from aimon_core.agent._events import AgentEvent
+from aimon_core.hook import HookDispatcher, HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
 from aimon_core.tools import Tool, ToolContext, ToolRegistry
 
@@ -38,8 +40,27 @@ class GateVerdict:
     decided_by: str = ""
 
 
+def _drop(event: AgentEvent) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateCall:
+    """What a gate may use besides the call itself, given by the executor for each call.
+
+    `hooks` fires PermissionRequest hooks (bound to the session); `ask` asks whoever answers
+    for the session (None: nobody can, so what needs approval is refused); `emit` puts
+    approval events on the turn's event stream.
+    """
+
+    hooks: HookDispatcher | None = None
+    ask: Asker | None = None
+    emit: Callable[[AgentEvent], None] = _drop
+    tool_use_id: str = ""
+
+
 class ToolGate(Protocol):
-    """Decides whether one tool call may run; may ask the user through an attached UI.
+    """Decides whether one tool call may run; may ask through `call.ask`.
 
     `hint` carries a PreToolUse hook's permission decision: ALLOW skips asking (deny rules
     still win), ASK asks even where a rule would allow.
@@ -52,6 +73,7 @@ class ToolGate(Protocol):
         ctx: ToolContext,
         *,
         hint: PermissionDecision | None = None,
+        call: GateCall | None = None,
     ) -> GateVerdict:
         """Return whether the call may run."""
         ...
@@ -63,6 +85,7 @@ async def allow_all(
     ctx: ToolContext,
     *,
     hint: PermissionDecision | None = None,
+    call: GateCall | None = None,
 ) -> GateVerdict:
     """Allow every tool call (for tests and trusted programmatic use)."""
     return GateVerdict(allowed=True, decided_by="allow_all")
@@ -74,6 +97,7 @@ async def read_only(
     ctx: ToolContext,
     *,
     hint: PermissionDecision | None = None,
+    call: GateCall | None = None,
 ) -> GateVerdict:
     """Allow read-only tools only: the safe default when no permission policy is given."""
     if tool.read_only:
@@ -98,6 +122,8 @@ class AgentRuntime:
     settings: ModelSettings = field(default_factory=ModelSettings)
     hooks: HookRegistry | None = None
     id: AgentRuntimeId | None = None
+    # The permission mode in force, read when a hook fires (the policy's, when it has one).
+    permission_mode: Callable[[], str | None] = field(default=lambda: "default")
 
     @property
     def runtime_id(self) -> AgentRuntimeId:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from aimon_core.config import LoadedSettings
+    from aimon_core.live import LiveSession
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
-    from aimon_core.session import LiveSession, SessionSummary
+    from aimon_core.session import SessionSummary
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
 

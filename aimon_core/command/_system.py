@@ -1,12 +1,12 @@
-"""The system slash commands: help, status, budget, sessions, clear, resume, exit (and the
-permission commands of `_permissions`)."""
+"""The system slash commands: help, status, budget, sessions, clear, resume, exit, the
+permission commands of `_permissions`, and skills, agents, skill, task (given a catalog)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aimon_core.command._permissions import permission_commands
 from aimon_core.command._registry import (
@@ -19,7 +19,8 @@ from aimon_core.command._registry import (
 
 if TYPE_CHECKING:
     from aimon_core.agent import ExecutionBudget
-    from aimon_core.session import BudgetOverride, LiveSession, SessionSummary
+    from aimon_core.live import LiveSession
+    from aimon_core.session import BudgetOverride, SessionSummary
 
 KEYS = (
     ("Enter", "send"),
@@ -162,6 +163,7 @@ def status_text(live: LiveSession) -> str:
         ("Totals", f"{totals.turns} turns · {totals.iterations} iterations"),
         ("Tokens", tokens),
         ("Cost", format_cost(totals.cost_usd)),
+        ("Context", _context(status.context_tokens, status.context_window)),
         ("Budget", describe_budget(status.budget) + " per turn"),
         ("Override", describe_override(status.budget_override)),
     ]
@@ -169,6 +171,14 @@ def status_text(live: LiveSession) -> str:
         running = "a turn is running" if status.running_turn is not None else "idle"
         rows.append(("Now", f"{running} · {status.queued} queued"))
     return _table(rows, indent=0)
+
+
+def _context(tokens: int, window: int) -> str:
+    if window <= 0:
+        return "unknown"
+    share = round(100 * tokens / window)
+    return (f"about {format_tokens(tokens)} of {format_tokens(window)} tokens ({share}%); "
+            "/compact frees it")
 
 
 async def _status(args: str, host: CommandHost) -> CommandOutcome:
@@ -312,9 +322,35 @@ async def _full_id(text: str, host: CommandHost) -> str:
     raise CommandError(f"no session of this project matches {text!r}: see /sessions.")
 
 
+async def _compact(args: str, host: CommandHost) -> CommandOutcome:
+    live = await host.live_session()
+    done = await live.compact(args or None)
+    text = done.text if done.advice is None else f"{done.text}\n{done.advice}"
+    if not done.summarised and done.tokens_after == done.tokens_before:
+        return CommandOutcome.error(text)
+    return CommandOutcome.message(text)
+
+
 async def _exit(args: str, host: CommandHost) -> CommandOutcome:
     host.request_exit()
     return CommandOutcome()
+
+
+async def _mcp(args: str, host: CommandHost) -> CommandOutcome:
+    # Hosts with MCP servers (the REPL, SessionCommandHost) expose them as `mcp_servers`.
+    from aimon_core.mcp import status_text
+
+    servers = getattr(host, "mcp_servers", None)
+    words = args.split()
+    if not words:
+        return CommandOutcome.message(status_text(servers))
+    if words[0] != "reconnect" or len(words) != 2:
+        return CommandOutcome.error("usage: /mcp [reconnect NAME]")
+    if servers is None or words[1] not in servers.names():
+        return CommandOutcome.error(f"no MCP server named {words[1]!r}")
+    status = await servers.reconnect(words[1])
+    text = f"MCP server {status.name}: {status.phase.value}, {status.tools} tools"
+    return CommandOutcome.message(text + (f" ({status.error})" if status.error else ""))
 
 
 def system_commands() -> tuple[SlashCommand, ...]:
@@ -334,13 +370,77 @@ def system_commands() -> tuple[SlashCommand, ...]:
                      usage="/resume ID"),
         SlashCommand(name="clear", description="Start a new session (this one stays stored)",
                      run=_clear),
+        SlashCommand(name="compact", description="Summarise the conversation to free context",
+                     run=_compact, usage="/compact [what the summary should focus on]"),
         *permission_commands(),
+        SlashCommand(name="mcp", description="Show the MCP servers: state, transport, tools",
+                     run=_mcp, usage="/mcp [reconnect NAME]"),
         SlashCommand(name="version", description="Show aimon's version", run=_version),
         SlashCommand(name="exit", description="Leave aimon (the session stays resumable)",
                      run=_exit, aliases=("quit",)),
     )
 
 
-def default_registry() -> CommandRegistry:
-    """Return a registry holding the system commands."""
-    return CommandRegistry(system_commands())
+class ExtensionCatalog(Protocol):
+    """The skills and subagents of a runtime, as the system commands use them."""
+
+    def skills_text(self) -> str:
+        """Return the listing of skills: name, layer, path, warnings."""
+        ...
+
+    def agents_text(self) -> str:
+        """Return the listing of subagents: name, layer, path, warnings."""
+        ...
+
+    async def run_skill_command(self, name: str, args: str, host: CommandHost
+                                ) -> CommandOutcome:
+        """Run the skill `name` as `/name args` would."""
+        ...
+
+    async def run_task_command(self, agent_name: str, goal: str, host: CommandHost
+                               ) -> CommandOutcome:
+        """Run the subagent `agent_name` on `goal`; its final answer is the outcome."""
+        ...
+
+
+SKILL_USAGE = "/skill NAME [ARGUMENTS]"
+TASK_USAGE = "/task AGENT GOAL"
+
+
+def extension_commands(catalog: ExtensionCatalog) -> tuple[SlashCommand, ...]:
+    """Return /skills, /agents, /skill and /task over a runtime's skills and subagents."""
+
+    async def skills(args: str, host: CommandHost) -> CommandOutcome:
+        return CommandOutcome.message(catalog.skills_text())
+
+    async def agents(args: str, host: CommandHost) -> CommandOutcome:
+        return CommandOutcome.message(catalog.agents_text())
+
+    async def skill(args: str, host: CommandHost) -> CommandOutcome:
+        name, _, rest = args.partition(" ")
+        if not name:
+            raise CommandError("name the skill to run (see /skills).")
+        return await catalog.run_skill_command(name.lstrip("/"), rest.strip(), host)
+
+    async def task(args: str, host: CommandHost) -> CommandOutcome:
+        name, _, goal = args.partition(" ")
+        if not name or not goal.strip():
+            raise CommandError("name a subagent (see /agents) and give it a goal.")
+        return await catalog.run_task_command(name, goal.strip(), host)
+
+    return (
+        SlashCommand(name="skills", description="List the skills loaded and where from",
+                     run=skills),
+        SlashCommand(name="agents", description="List the subagents loaded and where from",
+                     run=agents),
+        SlashCommand(name="skill", description="Run a skill (also /NAME)", run=skill,
+                     usage=SKILL_USAGE),
+        SlashCommand(name="task", description="Run a subagent on a goal; show its answer",
+                     run=task, usage=TASK_USAGE),
+    )
+
+
+def default_registry(catalog: ExtensionCatalog | None = None) -> CommandRegistry:
+    """Return a registry holding the system commands (and /skills, /agents, /skill, /task)."""
+    extra = extension_commands(catalog) if catalog is not None else ()
+    return CommandRegistry((*system_commands(), *extra))

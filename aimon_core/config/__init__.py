@@ -7,7 +7,16 @@ from aimon_core.config._layers import (
     load_settings,
     settings_paths,
 )
+from aimon_core.config._mcp import (
+    MCP_JSON_FILE,
+    HTTPServerConfig,
+    MCPServerConfig,
+    StdioServerConfig,
+    check_server,
+    read_mcp_json,
+)
 from aimon_core.config._settings import (
+    CompactionConfig,
     HookCommandConfig,
     HookMatcherConfig,
     LoadedSettings,
@@ -25,12 +34,16 @@ from aimon_core.config._watch import SettingsCallback, watch_settings
 
 __all__ = [
     "LOCAL_SETTINGS_FILE",
+    "MCP_JSON_FILE",
     "PROJECT_DIR",
     "SETTINGS_FILE",
     "TRUST_FILE_NAME",
+    "CompactionConfig",
+    "HTTPServerConfig",
     "HookCommandConfig",
     "HookMatcherConfig",
     "LoadedSettings",
+    "MCPServerConfig",
     "PermissionMode",
     "PermissionSettings",
     "Provider",
@@ -39,9 +52,12 @@ __all__ = [
     "SettingsError",
     "SettingsLayer",
     "SettingsSource",
+    "StdioServerConfig",
     "TrustRequest",
     "TrustStore",
+    "check_server",
     "load_settings",
+    "read_mcp_json",
     "settings_paths",
     "watch_settings",
 ]

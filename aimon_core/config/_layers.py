@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from aimon_core.config._settings import (
+    CompactionConfig,
     HookMatcherConfig,
     LoadedSettings,
     PermissionSettings,
@@ -29,6 +31,7 @@ from aimon_core.config._trust import (
     without_risky,
 )
 from aimon_core.config._validate import LayerValues, check_layer, read_layer
+from aimon_core.permission import PermissionMode
 
 SETTINGS_FILE = "settings.json"
 LOCAL_SETTINGS_FILE = "settings.local.json"
@@ -76,6 +79,7 @@ def load_settings(
     if flags is not None:
         values = check_layer(_drop_none(flags), path=None, display=_FLAGS_DISPLAY)
         layers.append(_Layer(layer=SettingsLayer.FLAGS, path=None, values=values))
+    _add_mcp_json(layers, root)
     layers, pending = _gate(layers, root, trust_store=trust_store, trust_all=trust_all)
     settings, origin = merge([(item.layer, item.values) for item in layers], root)
     sources = tuple(
@@ -84,9 +88,28 @@ def load_settings(
         )
         for item in layers
     )
+    warnings = tuple(w for item in layers if item.values is not None for w in item.values.warnings)
     return LoadedSettings(
-        settings=settings, sources=sources, origin=MappingProxyType(origin), pending_trust=pending
+        settings=settings, sources=sources, origin=MappingProxyType(origin), pending_trust=pending,
+        warnings=warnings,
     )
+
+
+def _add_mcp_json(layers: list[_Layer], root: Path) -> None:
+    """Fold the project's `.mcp.json` servers into the project layer (its entries win)."""
+    from aimon_core.config._mcp import read_mcp_json
+
+    servers = read_mcp_json(root)
+    if not servers:
+        return
+    index = next(i for i, item in enumerate(layers) if item.layer is SettingsLayer.PROJECT)
+    item = layers[index]
+    own = item.values.mcp_servers if item.values is not None else ()
+    mine = {name for name, _ in own}
+    merged = (*((n, c) for n, c in servers if n not in mine), *own)
+    values = item.values or LayerValues()
+    layers[index] = _Layer(layer=item.layer, path=item.path, trusted=item.trusted,
+                           values=dataclasses.replace(values, mcp_servers=merged))
 
 
 def _gate(
@@ -124,12 +147,16 @@ _SCALARS = (
     ("provider", "provider"),
     ("base_url", "base_url"),
     ("default_mode", "permissions.defaultMode"),
+    ("compaction_threshold", "compaction.threshold"),
+    ("context_window", "compaction.contextWindow"),
+    ("tool_result_limit_tokens", "compaction.toolResultLimitTokens"),
 )
 _LISTS = (
     ("allow", "permissions.allow"),
     ("ask", "permissions.ask"),
     ("deny", "permissions.deny"),
     ("additional_directories", "permissions.additionalDirectories"),
+    ("shell_env_passthrough", "shellEnvPassthrough"),
 )
 
 
@@ -141,6 +168,7 @@ class _Merged:
     lists: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n, _ in _LISTS})
     hooks: dict[str, list[HookMatcherConfig]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
 
     def add(self, layer: SettingsLayer, values: LayerValues) -> None:
         for name, key in _SCALARS:
@@ -158,6 +186,9 @@ class _Merged:
         for name, value in values.env:
             self.env[name] = value
             self.origin[key_path("env", name)] = layer
+        for name, server in values.mcp_servers:
+            self.mcp_servers[name] = server
+            self.origin[key_path("mcpServers", name)] = layer
 
     def _extend(
         self, merged: list[Any], items: tuple[Any, ...], key: str, layer: SettingsLayer
@@ -171,7 +202,7 @@ class _Merged:
         lists = self.lists
         permissions = PermissionSettings(
             allow=tuple(lists["allow"]), ask=tuple(lists["ask"]), deny=tuple(lists["deny"]),
-            default_mode=self.scalars.get("default_mode", "default"),
+            default_mode=self.scalars.get("default_mode", PermissionMode.DEFAULT),
             additional_directories=tuple(lists["additional_directories"]),
         )
         hooks = {event: tuple(groups) for event, groups in self.hooks.items() if groups}
@@ -182,6 +213,13 @@ class _Merged:
             permissions=permissions,
             hooks=MappingProxyType(hooks),
             env=MappingProxyType(dict(self.env)),
+            shell_env_passthrough=tuple(lists["shell_env_passthrough"]),
+            mcp_servers=MappingProxyType(dict(self.mcp_servers)),
+            compaction=CompactionConfig(
+                threshold=self.scalars.get("compaction_threshold"),
+                context_window=self.scalars.get("context_window"),
+                tool_result_limit_tokens=self.scalars.get("tool_result_limit_tokens"),
+            ),
         )
 
 

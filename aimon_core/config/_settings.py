@@ -8,17 +8,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from aimon_core.permission import PermissionMode as PermissionMode
 from aimon_core.permission import PermissionRules
 
+if TYPE_CHECKING:
+    from aimon_core.hook import CommandHookSpec
+
+if TYPE_CHECKING:
+    from aimon_core.config._mcp import MCPServerConfig
+
 Provider = Literal["anthropic", "openai"]
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
-PERMISSION_MODES: tuple[PermissionMode, ...] = (
-    "default", "acceptEdits", "plan", "bypassPermissions",
-)
+PERMISSION_MODES: tuple[str, ...] = tuple(mode.value for mode in PermissionMode)
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
 
@@ -96,7 +100,7 @@ class PermissionSettings:
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    default_mode: PermissionMode = "default"
+    default_mode: PermissionMode = PermissionMode.DEFAULT
     additional_directories: tuple[Path, ...] = ()
 
     def rules(self) -> PermissionRules:
@@ -112,6 +116,25 @@ def _empty_env() -> Mapping[str, str]:
     return MappingProxyType({})
 
 
+def _empty_servers() -> Mapping[str, MCPServerConfig]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionConfig:
+    """The `compaction` settings; None leaves aimon's default.
+
+    Args:
+        threshold: compact when a request would pass this share of the window (0.1-1).
+        context_window: the window in tokens, winning over the model registry.
+        tool_result_limit_tokens: a tool result past this is saved to a file.
+    """
+
+    threshold: float | None = None
+    context_window: int | None = None
+    tool_result_limit_tokens: int | None = None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """The merged settings of every layer that took effect."""
@@ -122,6 +145,12 @@ class Settings:
     permissions: PermissionSettings = field(default_factory=PermissionSettings)
     hooks: Mapping[str, tuple[HookMatcherConfig, ...]] = field(default_factory=_empty_hooks)
     env: Mapping[str, str] = field(default_factory=_empty_env)
+    # Secret-named variables (..._TOKEN, ..._API_KEY) the model's commands may still see;
+    # provider keys never pass (aimon_core.shell.model_env).
+    shell_env_passthrough: tuple[str, ...] = ()
+    # MCP servers by name (`mcpServers` of every layer and the project's `.mcp.json`).
+    mcp_servers: Mapping[str, MCPServerConfig] = field(default_factory=_empty_servers)
+    compaction: CompactionConfig = field(default_factory=CompactionConfig)
 
     def hooks_json(self) -> dict[str, list[dict[str, Any]]]:
         """Return the hooks in their settings-file shape, for `aimon_core.hook`'s parser."""
@@ -185,6 +214,25 @@ class LoadedSettings:
     sources: tuple[SettingsSource, ...]
     origin: Mapping[str, SettingsLayer]
     pending_trust: TrustRequest | None = None
+    # Problems that did not stop loading (an allow rule naming an unknown tool), one line each.
+    warnings: tuple[str, ...] = ()
+
+    def hook_specs(self) -> tuple[CommandHookSpec, ...]:
+        """Return the merged command hooks, typed, each naming the file that added it.
+
+        Raises HookConfigError for an unknown event, an invalid matcher or an unusable hook.
+        """
+        from aimon_core.hook import group_specs
+
+        paths = {source.layer: source.path for source in self.sources}
+        specs: list[CommandHookSpec] = []
+        for event, groups in self.settings.hooks.items():
+            for index, group in enumerate(groups):
+                key = f"{key_path('hooks', event)}[{index}]"
+                path = paths.get(self.origin[key])
+                specs.extend(group_specs(event, group.matcher, group.hooks, key=key,
+                                         source=str(path) if path is not None else "flags"))
+        return tuple(specs)
 
     def hooks_by_source(self) -> tuple[tuple[SettingsSource, dict[str, list[dict[str, Any]]]], ...]:
         """Return the merged hooks split by the file that added them, in layer order."""

@@ -15,20 +15,21 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from aimon_core._atomic import write_atomic
 from aimon_core.config._settings import hooks_to_json
 from aimon_core.config._validate import LayerValues
+from aimon_core.permission import PermissionMode
 
 log = logging.getLogger(__name__)
 
 TRUST_FILE_NAME = "trusted-folders.json"
 _FORMAT_VERSION = 1
-_WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+_WIDENING_MODES = frozenset({PermissionMode.ACCEPT_EDITS, PermissionMode.BYPASS})
 _COMMAND_PREVIEW = 60
 
 
@@ -40,13 +41,17 @@ def risky_parts(values: LayerValues) -> dict[str, Any]:
     if values.allow:
         parts["allow"] = list(values.allow)
     if values.default_mode in _WIDENING_MODES:
-        parts["defaultMode"] = values.default_mode
+        parts["defaultMode"] = values.default_mode.value
     if values.additional_directories:
         parts["additionalDirectories"] = list(values.additional_directories)
     if values.env:
         parts["env"] = dict(values.env)
+    if values.shell_env_passthrough:
+        parts["shellEnvPassthrough"] = list(values.shell_env_passthrough)
     if values.base_url is not None:
         parts["base_url"] = values.base_url
+    if values.mcp_servers:
+        parts["mcpServers"] = {name: config.to_json() for name, config in values.mcp_servers}
     return parts
 
 
@@ -55,7 +60,7 @@ def without_risky(values: LayerValues) -> LayerValues:
     mode = None if values.default_mode in _WIDENING_MODES else values.default_mode
     return dataclasses.replace(
         values, hooks=(), allow=(), default_mode=mode, additional_directories=(), env=(),
-        base_url=None,
+        base_url=None, shell_env_passthrough=(), mcp_servers=(),
     )
 
 
@@ -84,13 +89,19 @@ def describe_risks(values: LayerValues) -> list[str]:
         lines.append(f"adds {count} hook{'s' if count != 1 else ''} ({shown})")
     lines.extend(f"allows {rule}" for rule in values.allow)
     if values.default_mode in _WIDENING_MODES:
-        lines.append(f"sets the permission mode to {values.default_mode}")
+        lines.append(f"sets the permission mode to {values.default_mode.value}")
     lines.extend(f"gives access to the directory {d}" for d in values.additional_directories)
     if values.env:
         names = ", ".join(name for name, _ in values.env)
         lines.append(f"sets environment variables for tool commands: {names}")
+    if values.shell_env_passthrough:
+        names = ", ".join(values.shell_env_passthrough)
+        lines.append(f"lets tool commands see the credentials {names}")
     if values.base_url is not None:
         lines.append(f"sends model requests to {values.base_url}")
+    for name, config in values.mcp_servers:
+        verb = "starts" if config.transport == "stdio" else "connects to"
+        lines.append(f"{verb} the MCP server {name}: {_preview(config.describe())}")
     return lines
 
 
@@ -184,19 +195,4 @@ class TrustStore:
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        temp.replace(target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(target, data, mode=0o600)

@@ -6,11 +6,12 @@ import difflib
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
 from urllib.parse import urlsplit
 
+from aimon_core.config._mcp import MCPServerConfig, check_mcp_servers
 from aimon_core.config._settings import (
     PERMISSION_MODES,
     PROVIDERS,
@@ -21,9 +22,15 @@ from aimon_core.config._settings import (
     SettingsError,
     key_path,
 )
-from aimon_core.permission import RuleError, parse_rule
+from aimon_core.permission import RuleError, parse_rule, unknown_tool
 
-TOP_KEYS = ("$schema", "model", "provider", "base_url", "permissions", "hooks", "env")
+TOP_KEYS = (
+    "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
+    "shellEnvPassthrough", "mcpServers", "compaction",
+)
+COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
+# A window or limit below this cannot hold a system prompt and one exchange.
+_MIN_TOKENS = 1_000
 PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
 _MATCHER_KEYS = ("matcher", "hooks")
 _COMMAND_KEYS = ("type", "command", "timeout")
@@ -43,6 +50,13 @@ class LayerValues:
     additional_directories: tuple[str, ...] = ()
     hooks: tuple[tuple[str, tuple[HookMatcherConfig, ...]], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    shell_env_passthrough: tuple[str, ...] = ()
+    mcp_servers: tuple[tuple[str, MCPServerConfig], ...] = ()
+    compaction_threshold: float | None = None
+    context_window: int | None = None
+    tool_result_limit_tokens: int | None = None
+    # Problems that do not stop loading, e.g. an allow rule naming an unknown tool.
+    warnings: tuple[str, ...] = ()
 
 
 class _DuplicateKeyError(ValueError):
@@ -139,6 +153,7 @@ def _describe(value: Any) -> str:
 class _Checker:
     path: Path | None
     display: str
+    warnings: list[str] = field(default_factory=list)
 
     def fail(self, key: str, reason: str) -> NoReturn:
         raise SettingsError(path=self.path, key=key or None, display=self.display, reason=reason)
@@ -179,6 +194,7 @@ class _Checker:
     def layer(self, value: Any) -> LayerValues:
         data = self.mapping(value, "", TOP_KEYS)
         permissions = self.permissions(data["permissions"]) if "permissions" in data else {}
+        compaction = self.compaction(data["compaction"]) if "compaction" in data else {}
         return LayerValues(
             model=self.optional(data, "model", self.string),
             provider=cast(Provider | None, self.optional(
@@ -186,7 +202,15 @@ class _Checker:
             base_url=self.optional(data, "base_url", self.url),
             hooks=self.hooks(data["hooks"]) if "hooks" in data else (),
             env=self.env(data["env"]) if "env" in data else (),
+            shell_env_passthrough=self.items(
+                data["shellEnvPassthrough"], "shellEnvPassthrough", self.env_name
+            ) if "shellEnvPassthrough" in data else (),
+            mcp_servers=check_mcp_servers(
+                data["mcpServers"], key="mcpServers", path=self.path, display=self.display,
+            ) if "mcpServers" in data else (),
+            warnings=tuple(self.warnings),
             **permissions,
+            **compaction,
         )
 
     def optional(self, data: dict[str, Any], key: str, check: Callable[[Any, str], Any]) -> Any:
@@ -202,9 +226,16 @@ class _Checker:
     def rule(self, value: Any, key: str) -> str:
         text = self.string(value, key)
         try:
-            return parse_rule(text).text
+            rule = parse_rule(text)
         except RuleError as error:
             self.fail(key, f"invalid rule {text!r}: {error.reason}")
+        problem = unknown_tool(rule)
+        if problem is not None and key.startswith("permissions.allow"):
+            self.warnings.append(f"{self.display}: {key}: rule {text!r} never matches: {problem}")
+        elif problem is not None:
+            # A deny or ask rule that never matches would leave the user unprotected.
+            self.fail(key, f"rule {text!r} would never match: {problem}")
+        return rule.text
 
     def permissions(self, value: Any) -> dict[str, Any]:
         data = self.mapping(value, "permissions", PERMISSION_KEYS)
@@ -213,14 +244,36 @@ class _Checker:
             if name in data:
                 result[name] = self.items(data[name], f"permissions.{name}", self.rule)
         if "defaultMode" in data:
-            result["default_mode"] = self.choice(
+            result["default_mode"] = PermissionMode(self.choice(
                 data["defaultMode"], "permissions.defaultMode", PERMISSION_MODES
-            )
+            ))
         if "additionalDirectories" in data:
             result["additional_directories"] = self.items(
                 data["additionalDirectories"], "permissions.additionalDirectories", self.string
             )
         return result
+
+    def compaction(self, value: Any) -> dict[str, Any]:
+        data = self.mapping(value, "compaction", COMPACTION_KEYS)
+        result: dict[str, Any] = {}
+        if "threshold" in data:
+            threshold = data["threshold"]
+            if (isinstance(threshold, bool) or not isinstance(threshold, int | float)
+                    or not 0.1 <= threshold <= 1):
+                self.fail("compaction.threshold",
+                          f"expected a share of the window between 0.1 and 1, got {threshold!r}")
+            result["compaction_threshold"] = float(threshold)
+        for name, field_name in (("contextWindow", "context_window"),
+                                 ("toolResultLimitTokens", "tool_result_limit_tokens")):
+            if name in data:
+                result[field_name] = self.tokens(data[name], f"compaction.{name}")
+        return result
+
+    def tokens(self, value: Any, key: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < _MIN_TOKENS:
+            self.fail(key, f"expected a whole number of tokens, at least {_MIN_TOKENS:,}, "
+                           f"got {value!r}")
+        return value
 
     def env(self, value: Any) -> tuple[tuple[str, str], ...]:
         data = self.mapping(value, "env", None)
@@ -230,6 +283,12 @@ class _Checker:
                 self.fail(key, "is not a valid environment variable name")
             self.string(item, key, empty_ok=True)
         return tuple(data.items())
+
+    def env_name(self, value: Any, key: str) -> str:
+        name = self.string(value, key)
+        if "=" in name or "\x00" in name:
+            self.fail(key, "is not a valid environment variable name")
+        return name
 
     def hooks(self, value: Any) -> tuple[tuple[str, tuple[HookMatcherConfig, ...]], ...]:
         data = self.mapping(value, "hooks", None)

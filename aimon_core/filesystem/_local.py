@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
 import stat as stat_mod
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from aimon_core._atomic import write_atomic
 from aimon_core.filesystem._paths import PathError, PathValidator
 
 FileKind = Literal["file", "directory", "other"]
@@ -102,22 +101,8 @@ class LocalFileSystem:
                 raise PathError(path=str(path), reason=_not_regular(st.st_mode))
             mode = stat_mod.S_IMODE(st.st_mode)
         real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(
-            dir=real.parent, prefix=f".{real.name}.", suffix=".aimon-tmp"
-        )
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-                tmp.chmod(mode if mode is not None else 0o666 & ~_umask())
-            tmp.replace(real)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        _fsync_dir(real.parent)
+        # The temp file is `.NAME.aimon-tmp-PID-RAND`; stale ones next to it are removed.
+        write_atomic(real, data, mode=mode if mode is not None else 0o666 & ~_umask())
 
 
 def _not_regular(mode: int) -> str:
@@ -130,19 +115,6 @@ def _not_regular(mode: int) -> str:
     if stat_mod.S_ISSOCK(mode):
         return "it is a socket, not a regular file"
     return "it is not a regular file"
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Make the rename durable; some platforms cannot open a directory, which is fine.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @functools.cache

@@ -5,9 +5,11 @@ from aimon_core.hook._config import (
     DEFAULT_TIMEOUT,
     CommandHookSpec,
     HookConfigError,
+    group_specs,
     matcher_accepts,
     parse_hooks_config,
 )
+from aimon_core.hook._dispatch import HookDispatcher
 from aimon_core.hook._events import HookEvent, HookInput
 from aimon_core.hook._registry import HookCallback, HookRegistry
 from aimon_core.hook._result import Flow, HookResult, PermissionDecision, combine, feedback_reminder
@@ -19,6 +21,7 @@ __all__ = [
     "Flow",
     "HookCallback",
     "HookConfigError",
+    "HookDispatcher",
     "HookEvent",
     "HookInput",
     "HookRegistry",
@@ -26,6 +29,7 @@ __all__ = [
     "PermissionDecision",
     "combine",
     "feedback_reminder",
+    "group_specs",
     "hook_label",
     "interpret_output",
     "matcher_accepts",

@@ -20,7 +20,7 @@ from typing import Any
 from aimon_core.hook._config import CommandHookSpec
 from aimon_core.hook._events import HookEvent, HookInput
 from aimon_core.hook._result import Flow, HookResult, PermissionDecision
-from aimon_core.shell import kill_process_group
+from aimon_core.shell import kill_process_group, spawn_process, wait_exit
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +79,6 @@ async def _feed(stdin: asyncio.StreamWriter | None, data: bytes) -> None:
         stdin.close()
 
 
-async def _wait_exit(proc: asyncio.subprocess.Process) -> int:
-    # Process.wait() on 3.11 also waits for the pipes, which a leftover child may hold open.
-    delay = 0.001
-    while (code := proc.returncode) is None:
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.05)
-    return code
-
-
 def _close_transport(proc: asyncio.subprocess.Process) -> None:
     transport = getattr(proc, "_transport", None)
     if transport is not None:
@@ -113,13 +104,10 @@ async def run_command_hook(
     root = project_dir or hook_input.cwd
     env = {**os.environ, "AIMON_PROJECT_DIR": str(root), "CLAUDE_PROJECT_DIR": str(root)}
     try:
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", spec.command,
-            cwd=root, env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
+        # wait_exit is told of the exit (no polling); it does not wait for the pipes, which
+        # a child the hook left running may hold open.
+        proc = await spawn_process(
+            "/bin/sh", "-c", spec.command, cwd=root, env=env, stdin=asyncio.subprocess.PIPE
         )
     except OSError as exc:
         return _error(label, f"could not be started: {exc}")
@@ -132,7 +120,7 @@ async def run_command_hook(
     timed_out = False
     try:
         try:
-            await asyncio.wait_for(_wait_exit(proc), spec.timeout)
+            await asyncio.wait_for(wait_exit(proc), spec.timeout)
         except TimeoutError:
             timed_out = True
             await kill_process_group(proc, kill_grace)

@@ -6,9 +6,9 @@ import functools
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from aimon_core.hook._events import (
     UNSUPPORTED_CLAUDE_EVENTS,
@@ -122,6 +122,55 @@ def parse_hooks_config(
             raise HookConfigError(source, key, unknown_event_message(name))
         specs.extend(_parse_groups(event, groups, source, key))
     return tuple(specs)
+
+
+def group_specs(name: str, matcher: str | None, commands: Iterable[HookCommand], *,
+                source: str, key: str) -> tuple[CommandHookSpec, ...]:
+    """Return the specs of one matcher group of event `name`, from typed settings values.
+
+    Settings hand their validated hooks over this way (no JSON round trip). Raises
+    HookConfigError for an unknown event, an invalid matcher, a hook type other than "command"
+    or an empty command; events Claude Code has and aimon does not are skipped with a warning.
+    """
+    if name in UNSUPPORTED_CLAUDE_EVENTS:
+        log.warning("%s: %s: aimon has no %r hook event; these hooks are skipped",
+                    source, key, name)
+        return ()
+    event = _event_or_none(name)
+    if event is None:
+        raise HookConfigError(source, key, unknown_event_message(name))
+    checked = _parse_matcher(matcher, source, f"{key}.matcher")
+    specs = []
+    for position, hook in enumerate(commands):
+        where = f"{key}.hooks[{position}]"
+        if hook.type != "command":
+            raise HookConfigError(source, f"{where}.type", f"unknown hook type {hook.type!r}; "
+                                  "only 'command' is supported")
+        if not hook.command.strip():
+            raise HookConfigError(source, f"{where}.command", "the command is empty")
+        specs.append(CommandHookSpec(
+            event=event, matcher=checked, command=hook.command, source=source,
+            timeout=DEFAULT_TIMEOUT if hook.timeout is None else hook.timeout))
+    return tuple(specs)
+
+
+class HookCommand(Protocol):
+    """A validated hook command as settings hold it."""
+
+    @property
+    def type(self) -> str:
+        """Return the hook type ("command")."""
+        ...
+
+    @property
+    def command(self) -> str:
+        """Return the shell command."""
+        ...
+
+    @property
+    def timeout(self) -> float | None:
+        """Return the timeout in seconds, None for the default."""
+        ...
 
 
 def _event_or_none(name: str) -> HookEvent | None:

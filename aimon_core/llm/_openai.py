@@ -41,6 +41,8 @@ from aimon_core.llm._messages import (
 )
 from aimon_core.llm._models import ModelInfo, model_info
 from aimon_core.llm._retry import guard_idle, looks_like_quota, parse_tool_input, status_error
+from aimon_core.llm._sse import Wire as _Wire
+from aimon_core.llm._sse import sse_data
 
 if TYPE_CHECKING:
     import openai
@@ -109,7 +111,7 @@ class OpenAIClient:
                 raise
             raise error from exc
         assembler = _Assembler()
-        events = guard_idle(_sse_data(response.iter_lines()), self._idle_timeout,
+        events = guard_idle(sse_data(response.iter_lines()), self._idle_timeout,
                             provider=PROVIDER)
         done = False
         try:
@@ -276,27 +278,6 @@ class _Call:
     name: str = ""
     arguments: list[str] = field(default_factory=list)
     announced: bool = False
-
-
-class _Wire(dict[str, Any]):
-    """A JSON object read off the wire; a missing key reads as None (servers differ)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self.get(name)
-
-
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Yield the data of each server-sent event (comment and other fields skipped)."""
-    data: list[str] = []
-    async for line in lines:
-        if not line:
-            if data:
-                yield "\n".join(data)
-                data = []
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        yield "\n".join(data)
 
 
 def _chunk(data: str) -> Any:

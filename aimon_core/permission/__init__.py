@@ -14,6 +14,7 @@ from aimon_core.permission._approvals import (
 )
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._gate import decide, print_mode_gate
+from aimon_core.permission._guard import PathGuard, protected_reason, read_filter
 from aimon_core.permission._matcher import (
     evaluate_command,
     evaluate_tool,
@@ -32,6 +33,7 @@ from aimon_core.permission._policy import (
     denied_message,
     interactive_gate,
 )
+from aimon_core.permission._restrict import restricted_gate, tool_restrictions
 from aimon_core.permission._rules import (
     Decision,
     PermissionRules,
@@ -39,6 +41,7 @@ from aimon_core.permission._rules import (
     RuleError,
     Verdict,
     parse_rule,
+    unknown_tool,
 )
 from aimon_core.permission._syntax import ParsedCommand, Redirect, SimpleCommand
 
@@ -52,6 +55,7 @@ __all__ = [
     "Approver",
     "Decision",
     "ParsedCommand",
+    "PathGuard",
     "PermissionMode",
     "PermissionModeError",
     "PermissionPolicy",
@@ -77,4 +81,9 @@ __all__ = [
     "parse_mode",
     "parse_rule",
     "print_mode_gate",
+    "protected_reason",
+    "read_filter",
+    "restricted_gate",
+    "tool_restrictions",
+    "unknown_tool",
 ]

@@ -21,19 +21,23 @@ allows the one call only. Every entry is checked against the call before it is o
 from __future__ import annotations
 
 import contextlib
-import enum
 import hashlib
 import json
 import logging
 import os
 import re
 import shlex
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aimon_core._atomic import write_atomic
+from aimon_core.agent import ApprovalAnswer as ApprovalAnswer
+from aimon_core.agent import ApprovalRequest as ApprovalRequest
+from aimon_core.agent import ApprovalRequested as ApprovalRequested
+from aimon_core.agent import ApprovalResolved as ApprovalResolved
+from aimon_core.agent import ApprovalScope as ApprovalScope
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._gate import decide
 from aimon_core.permission._matcher import evaluate_command
@@ -48,69 +52,13 @@ from aimon_core.permission._rules import (
     command_pattern,
     parse_rule,
 )
-from aimon_core.tools import CommandSubject, PathSubject, Tool
+from aimon_core.tools import CommandSubject, NameSubject, PathSubject, Tool
 
 log = logging.getLogger(__name__)
 
 _EXACT = re.compile(r"(?P<tool>[A-Za-z_][A-Za-z0-9_.-]*)\(exact:(?P<command>.*)\)", re.DOTALL)
 _GLOB_CHAR = re.compile(r"[*?\[]")
 _FILE_VERSION = 1
-
-
-class ApprovalScope(enum.Enum):
-    """How long an approval lasts, narrowest first."""
-
-    ONCE = "once"
-    TURN = "turn"
-    SESSION = "session"
-    AGENT = "agent"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalRequest:
-    """A tool call the policy wants the user to approve.
-
-    ``suggested_rule`` is what a turn or session answer remembers, ``agent_rule`` what an
-    agent answer remembers; either is "" when only this one call can be allowed.
-    """
-
-    id: str
-    tool_name: str
-    tool_input: Mapping[str, Any]
-    subject_text: str
-    reason: str
-    suggested_rule: str
-    agent_rule: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalAnswer:
-    """The user's answer: allow or deny, for how long, and (on deny) why.
-
-    ``rule`` replaces the request's rule as what is remembered (e.g. a broader one the user
-    chose); ``reason`` is shown to the model on deny. Denials are never remembered.
-    """
-
-    allowed: bool
-    scope: ApprovalScope = ApprovalScope.ONCE
-    reason: str = ""
-    rule: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalRequested:
-    """The gate is waiting for the user to answer ``request``."""
-
-    request: ApprovalRequest
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalResolved:
-    """The user answered; ``remembered`` is the entry stored at the answer's scope, or ""."""
-
-    request_id: str
-    answer: ApprovalAnswer
-    remembered: str = ""
 
 
 def approval_rule(
@@ -135,6 +83,9 @@ def approval_rule(
                     return ""
                 path = "."
             candidate = _path_rule(tool.name, path, project_root, cwd, absolute=absolute)
+        case NameSubject(param=param):
+            name = tool_input.get(param)
+            candidate = f"{tool.name}({name.strip()})" if isinstance(name, str) else tool.name
         case _:
             candidate = tool.name
     try:
@@ -429,20 +380,4 @@ def _read_entries(path: Path) -> tuple[tuple[str, ...], str | None]:
 def _write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text``: write a temporary file, fsync it, rename it over."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    temporary = Path(name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temporary.replace(path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    with contextlib.suppress(OSError):
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+    write_atomic(path, text.encode("utf-8"), mode=0o600)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -71,11 +72,30 @@ def parse_command(command: str) -> ParsedCommand:
     return parse_script(command, reparse_budget=_MAX_REPARSE)
 
 
+# The same command is parsed several times per tool call (the gate's rule match, the
+# read-only check, the approval's wording); the result is an immutable value, so one parse
+# per command string serves them all. Bounded (oldest out); a failed parse is not kept, so
+# a parse that ran out of time on a loaded machine is tried again next time.
+_PARSED: dict[tuple[str, int, float], ParsedCommand] = {}
+_PARSED_LIMIT = 256
+_PARSED_LOCK = threading.Lock()
+
+
 def parse_script(command: str, *, reparse_budget: int) -> ParsedCommand:
     """Parse ``command``, allowing ``reparse_budget`` nested re-parses of inner scripts."""
+    key = (command, reparse_budget, _PARSE_SECONDS)
+    parsed = _PARSED.get(key)
+    if parsed is not None:
+        return parsed
     walker = _Walker(reparse_budget=reparse_budget)
     walker.parse(command)
-    return ParsedCommand(commands=tuple(walker.commands), risky=tuple(walker.risky))
+    parsed = ParsedCommand(commands=tuple(walker.commands), risky=tuple(walker.risky))
+    if "could not parse" not in parsed.risky:
+        with _PARSED_LOCK:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                del _PARSED[next(iter(_PARSED))]
+            _PARSED[key] = parsed
+    return parsed
 
 
 @functools.cache

@@ -6,12 +6,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent import GateVerdict, ToolGate
+from aimon_core.agent import GateCall, GateVerdict, ToolGate
 from aimon_core.hook import PermissionDecision
+from aimon_core.permission._guard import PathGuard
 from aimon_core.permission._matcher import evaluate_command, evaluate_tool
 from aimon_core.permission._paths import evaluate_path
-from aimon_core.permission._rules import Decision, PermissionRules, Verdict
-from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
+from aimon_core.permission._rules import Decision, PermissionRules, Verdict, describe
+from aimon_core.tools import CommandSubject, NameSubject, PathSubject, Tool, ToolContext
 
 PRINT_MODE = "print mode"
 HOOK = "PreToolUse hook"
@@ -28,15 +29,22 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
             command = tool_input.get(param)
             if not isinstance(command, str):
                 return Decision(verdict=Verdict.ASK, reason="no command given")
-            return evaluate_command(command, rules, tool=tool.name)
-        case PathSubject(param=param):
+            return evaluate_command(command, rules, tool=tool.name, cwd=cwd,
+                                    project_root=project_root)
+        case PathSubject(param=param, writes=writes):
             path = tool_input.get(param)
             if isinstance(path, str) and path:
                 decision = evaluate_path(tool.name, path, rules, project_root=project_root,
                                          cwd=cwd)
+                if decision.verdict is not Verdict.DENY:
+                    decision = _hard_link(path, rules, project_root, cwd, writes) or decision
                 # An ASK that names a rule is an ask rule; other ASKs mean "no rule allows".
                 if decision.verdict is not Verdict.ASK or decision.rule is not None:
                     return decision
+        case NameSubject(param=param):
+            named = _by_name(tool.name, tool_input.get(param), rules)
+            if named is not None:
+                return named
         case _:
             pass
     if whole is not None:
@@ -44,6 +52,28 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
     if tool.read_only:
         return Decision(verdict=Verdict.ALLOW, reason=f"{tool.name} is read-only")
     return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool.name}")
+
+
+def _by_name(tool: str, name: object, rules: PermissionRules) -> Decision | None:
+    """Decide `Skill(name)` rules: the specifier is the name, exactly; deny, ask, allow."""
+    if not isinstance(name, str):
+        return None
+    for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask),
+                           (Verdict.ALLOW, rules.allow)):
+        for rule in group:
+            if rule.tool == tool and rule.specifier == name.strip():
+                return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    return None
+
+
+def _hard_link(path: str, rules: PermissionRules, project_root: Path, cwd: Path | None,
+               writes: bool) -> Decision | None:
+    """DENY a path that is another name (a hard link) of a file a deny rule names."""
+    rule = PathGuard(rules, project_root).covering(path, cwd=cwd, writes=writes)
+    if rule is None:
+        return None
+    return Decision(verdict=Verdict.DENY, rule=rule.text,
+                    reason=f"{path} is the same file as one denied by rule {rule.text}")
 
 
 def apply_hint(decision: Decision, hint: PermissionDecision | None) -> Decision:
@@ -103,8 +133,9 @@ def print_mode_gate(rules: PermissionRules, *, project_root: Path) -> ToolGate:
     """Return a gate for runs without a person to ask: ASK becomes a refusal with a hint."""
 
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
-                   hint: PermissionDecision | None = None) -> GateVerdict:
-        decision = apply_hint(decide(tool, tool_input, rules, project_root), hint)
+                   hint: PermissionDecision | None = None,
+                   call: GateCall | None = None) -> GateVerdict:
+        decision = apply_hint(decide(tool, tool_input, rules, project_root, cwd=ctx.cwd), hint)
         if decision.verdict is Verdict.ASK:
             return unasked_verdict(tool, tool_input, decision)
         return settled_verdict(decision)

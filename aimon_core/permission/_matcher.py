@@ -6,21 +6,29 @@ rule; ALLOW only if every command is allowed literally by an allow rule or is a 
 read-only command, with no risky construct, no expansion in its words, no risky
 ``VAR=value`` prefix and no write redirection; ASK otherwise. A whole-tool ``Bash`` allow
 rule counts as an allow rule for every command, so the other conditions still apply.
+
+Deny and ask rules are about the effect, not the spelling: options are compared as sets,
+and a command that may hide what a rule forbids (``_suspect``) or that names a path a path
+rule covers or a protected file it may write (``_bashpaths``) asks instead of being allowed.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from aimon_core.permission._bash import parse_command
+from aimon_core.permission._bashpaths import path_problem
+from aimon_core.permission._gitcmd import git_config_problem
+from aimon_core.permission._guard import PathGuard
 from aimon_core.permission._readonly import (
     assignment_problem,
     escape_hatches,
     is_read_only_argv,
 )
 from aimon_core.permission._rules import (
+    EDIT_TOOLS,
     Decision,
     PermissionRules,
     Rule,
@@ -30,20 +38,17 @@ from aimon_core.permission._rules import (
     governs,
     match_argv,
 )
+from aimon_core.permission._suspect import rule_hits, suspicion
 from aimon_core.permission._syntax import (
     COULD_NOT_PARSE,
     UNUSUAL_CHARACTERS,
-    Redirect,
     SimpleCommand,
+    is_write_redirect,
 )
 from aimon_core.permission._unwrap import Forms, command_forms
 
 READ_ONLY = "read-only command"
 
-_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
-_INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", ">&-", "<&-"})
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_FD = re.compile(r"\d+-?|-")
 _RISKY_REASONS = {
     COULD_NOT_PARSE: "the command could not be fully parsed, so it needs approval",
     UNUSUAL_CHARACTERS: "the command contains unusual (control, zero-width or bidi) characters",
@@ -75,14 +80,38 @@ class _Blocked:
     reason: str
 
 
-def evaluate_command(command: str, rules: PermissionRules, *, tool: str = "Bash") -> Decision:
-    """Decide ``command``; ASK means no rule allowed it (the caller consults modes next)."""
+def evaluate_command(
+    command: str,
+    rules: PermissionRules,
+    *,
+    tool: str = "Bash",
+    cwd: Path | None = None,
+    project_root: Path | None = None,
+) -> Decision:
+    """Decide ``command``; ASK means no rule allowed it (the caller consults modes next).
+
+    Args:
+        cwd: where the command runs (relative operands); default ``project_root``.
+        project_root: where project-relative path rules are anchored; default ``cwd``.
+    """
     parsed = parse_command(command)
     forms = [command_forms(c.argv) for c in parsed.commands]
     for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask)):
         for rule in group:
-            if governs(rule.tool, tool) and _rule_hits(rule, forms):
+            if governs(rule.tool, tool) and rule_hits(rule, forms):
                 return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    root = Path(project_root or cwd or Path.cwd())
+    here = Path(cwd or root)
+    path_rules = [r for r in (*rules.deny, *rules.ask)
+                  if r.specifier is not None and (governs(r.tool, "Read") or r.tool in EDIT_TOOLS)]
+    hidden = suspicion(forms, rules, tool, path_rule=path_rules[0] if path_rules else None)
+    if hidden is not None:
+        return Decision(verdict=Verdict.ASK, reason=hidden)
+    guard = PathGuard(rules, root, ask=True)
+    paths = path_problem(parsed.commands, forms, guard, cwd=here,
+                         read_only=lambda argv: _read_only(argv, here))
+    if paths is not None:
+        return Decision(verdict=Verdict.ASK, reason=paths)
     if parsed.risky:
         risky = parsed.risky[0]
         reason = _RISKY_REASONS.get(risky, f"{risky} needs approval")
@@ -91,7 +120,7 @@ def evaluate_command(command: str, rules: PermissionRules, *, tool: str = "Bash"
         return Decision(verdict=Verdict.ASK, reason="the command runs nothing that can be checked")
     used: list[Rule] = []
     for simple, form in zip(parsed.commands, forms, strict=True):
-        match _allow(simple, form, rules, tool):
+        match _allow(simple, form, rules, tool, here):
             case _Blocked(reason=reason):
                 return Decision(verdict=Verdict.ASK, reason=reason)
             case _Allowed(rule=by) if by is not None and by not in used:
@@ -116,28 +145,25 @@ def evaluate_tool(tool: str, rules: PermissionRules) -> Decision | None:
     return None
 
 
-def is_read_only_command(command: str) -> bool:
+def is_read_only_command(command: str, *, cwd: Path | None = None) -> bool:
     """Tell whether the parser proves every simple command is read-only and writes nothing."""
     parsed = parse_command(command)
     if parsed.risky or not parsed.commands:
         return False
     for simple in parsed.commands:
         forms = command_forms(simple.argv)
-        if _blocker(simple, forms) is not None or not is_read_only_argv(simple.argv):
+        if _blocker(simple, forms) is not None or not _read_only(simple.argv, cwd):
             return False
     return True
 
 
-def _rule_hits(rule: Rule, forms: list[Forms]) -> bool:
-    if rule.specifier is None:
-        return True
-    pattern = command_pattern(rule.specifier, rule=rule.text)
-    return any(match_argv(pattern, argv) is not None for f in forms for argv in f.argvs)
+def _read_only(argv: tuple[str, ...], cwd: Path | None) -> bool:
+    # git is read-only only where its configuration is inert, so it needs the folder.
+    return is_read_only_argv(argv, cwd=cwd)
 
 
-def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: str) -> (
-    _Allowed | _Blocked
-):
+def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: str,
+           cwd: Path | None) -> _Allowed | _Blocked:
     blocker = _blocker(simple, forms)
     if blocker is not None:
         return _Blocked(reason=blocker)
@@ -152,10 +178,13 @@ def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: st
             continue
         # Arguments the rule spells out are the user's choice; wildcard ones are not.
         vetoes = [reason for index, reason in escape_hatches(simple.argv) if index >= start]
+        configured = git_config_problem(simple.argv, cwd)
+        if configured is not None:
+            vetoes.append(configured)
         if not vetoes:
             return _Allowed(rule=rule)
         hatch = hatch or f"{vetoes[0]}; rule {rule.text} does not cover that"
-    if is_read_only_argv(simple.argv):
+    if _read_only(simple.argv, cwd):
         return _Allowed(rule=None)
     return _Blocked(reason=hatch or f"no rule allows `{_show(simple.argv)}`")
 
@@ -177,19 +206,6 @@ def _blocker(simple: SimpleCommand, forms: Forms) -> str | None:
         if is_write_redirect(redirect):
             return f"`{redirect.fd or ''}{redirect.op} {redirect.target}` writes to a file"
     return None
-
-
-def is_write_redirect(redirect: Redirect) -> bool:
-    """Tell whether a redirection may write to a file (fd duplication and /dev/null do not)."""
-    if redirect.op in {">&", "<&"}:
-        if _FD.fullmatch(redirect.target):
-            return False
-        return redirect.op == ">&" and (
-            redirect.dynamic or redirect.target not in _HARMLESS_TARGETS
-        )
-    if redirect.op in _OUTPUT_OPS:
-        return redirect.dynamic or redirect.target not in _HARMLESS_TARGETS
-    return redirect.op not in _INPUT_OPS
 
 
 def _show(argv: tuple[str, ...]) -> str:

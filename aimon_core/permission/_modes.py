@@ -9,7 +9,7 @@ from collections.abc import Mapping
 SANDBOX_VARIABLE = "AIMON_SANDBOX"
 
 
-class PermissionMode(enum.Enum):
+class PermissionMode(enum.StrEnum):
     """How the policy treats calls that no rule decides."""
 
     DEFAULT = "default"

@@ -36,7 +36,7 @@ from aimon_core.permission._rules import (
     governs,
 )
 
-_GLOB_CHARS = frozenset("*?[")
+GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,11 +58,11 @@ def evaluate_path(
     """Decide whether ``tool`` may touch ``path``; ASK when no rule allows it."""
     if "\x00" in path:
         return Decision(verdict=Verdict.DENY, reason="path contains a NUL byte")
-    root = _clean(os.path.realpath(project_root))
-    joined = str(Path(cwd or project_root).absolute() / _expand_user(path))
-    lexical = _clean(os.path.normpath(joined))
-    real = _clean(os.path.realpath(joined))
-    broad_targets = {*_with_parents(lexical), *_with_parents(real)}
+    root = clean(os.path.realpath(project_root))
+    joined = str(Path(cwd or project_root).absolute() / expand_user(path))
+    lexical = clean(os.path.normpath(joined))
+    real = clean(os.path.realpath(joined))
+    broad_targets = {*with_parents(lexical), *with_parents(real)}
     for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask)):
         for rule in group:
             if _applies(rule, tool) and (
@@ -79,7 +79,7 @@ def evaluate_path(
     return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool} on {real}")
 
 
-def _expand_user(path: str) -> str:
+def expand_user(path: str) -> str:
     # Path.expanduser raises for an unknown `~user`; os.path leaves such a path alone.
     return os.path.expanduser(path)  # noqa: PTH111
 
@@ -90,12 +90,12 @@ def _applies(rule: Rule, tool: str) -> bool:
     return rule.specifier is None or rule.tool in PATH_TOOLS
 
 
-def _clean(path: str) -> str:
+def clean(path: str) -> str:
     # POSIX keeps a leading `//`; it means the same directory as `/` on Linux and macOS.
     return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
-def _with_parents(path: str) -> list[str]:
+def with_parents(path: str) -> list[str]:
     out = [path]
     while (parent := str(Path(out[-1]).parent)) != out[-1]:
         out.append(parent)
@@ -104,32 +104,32 @@ def _with_parents(path: str) -> list[str]:
 
 def _matches(specifier: str, target: str, root: str, *, broad: bool) -> bool:
     return any(
-        regex.fullmatch(target) for regex in _compiled(specifier, root, broad)
+        regex.fullmatch(target) for regex in compiled(specifier, root, broad)
     )
 
 
-def _compiled(specifier: str, root: str, broad: bool) -> tuple[re.Pattern[str], ...]:
+def compiled(specifier: str, root: str, broad: bool) -> tuple[re.Pattern[str], ...]:
     # Not cached: anchoring and resolution read the filesystem, which may change.
-    anchored = _anchor(specifier, root, broad=broad)
+    anchored = anchor(specifier, root, broad=broad)
     variants = [*anchored, *filter(None, map(_resolved_variant, anchored))]
     return tuple(
         re.compile(re.escape(a.prefix) + glob_to_regex(a.glob)) for a in dict.fromkeys(variants)
     )
 
 
-def _anchor(specifier: str, root: str, *, broad: bool) -> list[_Anchored]:
+def anchor(specifier: str, root: str, *, broad: bool) -> list[_Anchored]:
     spec = specifier + "**" if specifier.endswith("/") else specifier
     if spec.startswith("//"):
         return [_Anchored(prefix="", glob="/" + spec.lstrip("/"))]
     if spec == "~" or spec.startswith("~/"):
-        return [_Anchored(prefix=_expand_user("~"), glob=spec[1:])]
+        return [_Anchored(prefix=expand_user("~"), glob=spec[1:])]
     if spec.startswith("/"):
         absolute = _Anchored(prefix="", glob=spec)
         relative = _Anchored(prefix=root, glob=spec)
         if broad:
             return [absolute, relative]
         first = spec.split("/")[1]
-        is_absolute = not _GLOB_CHARS & set(first) and os.path.lexists("/" + first)
+        is_absolute = not GLOB_CHARS & set(first) and os.path.lexists("/" + first)
         return [absolute if is_absolute else relative]
     while spec.startswith("./"):
         spec = spec[2:]
@@ -142,7 +142,7 @@ def _anchor(specifier: str, root: str, *, broad: bool) -> list[_Anchored]:
 def _resolved_variant(anchored: _Anchored) -> _Anchored | None:
     """Return the pattern with its literal leading directories resolved, if that differs."""
     parts = anchored.glob.split("/")
-    cut = next((i for i, part in enumerate(parts) if _GLOB_CHARS & set(part)), len(parts))
+    cut = next((i for i, part in enumerate(parts) if GLOB_CHARS & set(part)), len(parts))
     literal = anchored.prefix + "/".join(parts[:cut])
     if not literal:
         return None

@@ -4,11 +4,14 @@ The chain, first match wins:
 
 1. deny rules (settings and flags) → DENY, whatever the mode or approvals say;
 2. plan mode → DENY anything not read-only; bypassPermissions mode → ALLOW;
+   then a file tool writing a protected file (``.git/``, a bare git directory, ``.aimon/``,
+   ``.claude/``, ``.mcp.json``, shell rc files, see ``_guard``) → ASK, whatever the allow
+   rules, approvals and acceptEdits say (Bash writes there ask in the matcher);
 3. ask rules → ASK, even for calls the user approved before;
 4. remembered approvals, this turn → this session → this agent → ALLOW;
 5. allow rules and read-only defaults (read-only tools and shell commands) → ALLOW;
 6. acceptEdits mode: a file edit inside the project or an additional directory (after
-   resolving symlinks; not under ``.git`` or ``.aimon``) → ALLOW;
+   resolving symlinks) → ALLOW;
 7. otherwise ASK.
 """
 
@@ -23,13 +26,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent import GateVerdict, ToolGate
-from aimon_core.hook import HookEvent, HookInput, HookRegistry, PermissionDecision
+from aimon_core.agent import GateCall, GateVerdict, ToolGate
+from aimon_core.hook import HookEvent, PermissionDecision
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
     ApprovalAnswer,
     ApprovalRequest,
-    ApprovalRequested,
     ApprovalResolved,
     ApprovalScope,
     SessionApprovals,
@@ -39,9 +41,10 @@ from aimon_core.permission._approvals import (
     exact_command_entry,
 )
 from aimon_core.permission._gate import apply_hint, decide, settled_verdict, unasked_verdict
+from aimon_core.permission._guard import protected_reason
 from aimon_core.permission._matcher import is_read_only_command
 from aimon_core.permission._modes import PermissionMode, check_bypass_allowed
-from aimon_core.permission._rules import Decision, PermissionRules, RuleError, Verdict
+from aimon_core.permission._rules import Decision, PermissionRules, Rule, RuleError, Verdict
 from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
 
 log = logging.getLogger(__name__)
@@ -53,8 +56,6 @@ _SCOPE_WORDS = {
     ApprovalScope.SESSION: "for this session",
     ApprovalScope.AGENT: "for this agent",
 }
-# Editing these could widen aimon's own permissions or run code (git hooks): always ask.
-_PROTECTED_DIRS = {".git": "git's internals", ".aimon": "aimon's project settings"}
 
 ApprovalStore = TurnApprovals | SessionApprovals | AgentApprovalStore
 
@@ -69,6 +70,7 @@ class PermissionPolicy:
         turn, session, agent: the approval stores; ``agent`` None means agent-scope answers
             are not remembered.
         extra_dirs: additional directories whose files acceptEdits mode may edit.
+        agent_scope: where agent-scope answers apply, in words (shown with the question).
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class PermissionPolicy:
         session: SessionApprovals | None = None,
         agent: AgentApprovalStore | None = None,
         extra_dirs: Iterable[Path] = (),
+        agent_scope: str = "",
     ) -> None:
         if mode is PermissionMode.BYPASS:
             check_bypass_allowed()
@@ -90,6 +93,8 @@ class PermissionPolicy:
         self.session = session if session is not None else SessionApprovals()
         self.agent = agent
         self.extra_dirs = tuple(Path(d) for d in extra_dirs)
+        # Where an agent-scope approval applies, as the user is told ("agent default in ~/x").
+        self.agent_scope = agent_scope
 
     @property
     def mode(self) -> PermissionMode:
@@ -148,7 +153,8 @@ class PermissionPolicy:
         base = decide(tool, tool_input, self.rules, self.project_root, cwd=cwd)
         if base.verdict is Verdict.DENY:
             return base
-        if self._mode is PermissionMode.PLAN and not _is_read_only(tool, tool_input):
+        here = cwd or self.project_root
+        if self._mode is PermissionMode.PLAN and not _is_read_only(tool, tool_input, here):
             return Decision(
                 verdict=Verdict.DENY,
                 reason=(f"plan mode is on and this {tool.name} call is not read-only; "
@@ -156,6 +162,9 @@ class PermissionPolicy:
             )
         if self._mode is PermissionMode.BYPASS:
             return Decision(verdict=Verdict.ALLOW, reason="bypassPermissions mode allows it")
+        protected = self._protected_write(tool, tool_input, cwd)
+        if protected is not None:
+            return protected
         if base.verdict is Verdict.ASK and base.rule is not None:
             return base
         remembered = self._remembered(tool, tool_input, cwd)
@@ -168,7 +177,7 @@ class PermissionPolicy:
         return base
 
     def approval_request(self, tool: Tool, tool_input: Mapping[str, Any], decision: Decision,
-                         *, cwd: Path | None = None) -> ApprovalRequest:
+                         *, cwd: Path | None = None, tool_use_id: str = "") -> ApprovalRequest:
         """Return the request to show the user for a call the chain answered ASK."""
         rule = approval_rule(tool, tool_input, project_root=self.project_root, cwd=cwd)
         agent_rule = approval_rule(tool, tool_input, project_root=self.project_root, cwd=cwd,
@@ -176,7 +185,8 @@ class PermissionPolicy:
         return ApprovalRequest(
             id=uuid.uuid4().hex[:12], tool_name=tool.name, tool_input=tool_input,
             subject_text=_subject_text(tool, tool_input), reason=decision.reason,
-            suggested_rule=rule, agent_rule=agent_rule,
+            suggested_rule=rule, agent_rule=agent_rule, agent_scope=self.agent_scope,
+            tool_use_id=tool_use_id,
         )
 
     def _stores(self) -> list[tuple[ApprovalScope, ApprovalStore]]:
@@ -196,7 +206,10 @@ class PermissionPolicy:
             rules = store.rules()
             if not rules.allow:
                 continue
-            found = decide(tool, tool_input, rules, self.project_root, cwd=cwd)
+            # The settings' deny and ask rules still count: an approval of `python3:*` does
+            # not prove that `python3 -c ...` stays outside `Bash(touch:*)`.
+            found = decide(tool, tool_input, self._with_settings_limits(rules.allow),
+                           self.project_root, cwd=cwd)
             if found.verdict is Verdict.ALLOW and found.rule is not None:
                 return Decision(verdict=Verdict.ALLOW, reason=f"allowed {words} ({found.rule})",
                                 rule=found.rule)
@@ -206,7 +219,7 @@ class PermissionPolicy:
         allow = [*self.rules.allow, *(r for _, store in stores for r in store.rules().allow)]
         if len(allow) < 2:
             return None
-        joint = decide(tool, tool_input, PermissionRules(allow=tuple(dict.fromkeys(allow))),
+        joint = decide(tool, tool_input, self._with_settings_limits(tuple(dict.fromkeys(allow))),
                        self.project_root, cwd=cwd)
         if joint.verdict is Verdict.ALLOW and joint.rule is not None:
             return Decision(verdict=Verdict.ALLOW,
@@ -214,8 +227,26 @@ class PermissionPolicy:
                             rule=joint.rule)
         return None
 
-    def _accept_edit(self, tool: Tool, tool_input: Mapping[str, Any],
-                     cwd: Path | None) -> Decision | None:
+    def _with_settings_limits(self, allow: tuple[Rule, ...]) -> PermissionRules:
+        return PermissionRules(allow=allow, ask=self.rules.ask, deny=self.rules.deny)
+
+    def _protected_write(self, tool: Tool, tool_input: Mapping[str, Any],
+                         cwd: Path | None) -> Decision | None:
+        """Return ASK for a file tool writing a protected file (``.git/``, rc files ...)."""
+        written = self._written_path(tool, tool_input, cwd)
+        if written is None:
+            return None
+        joined, real = written
+        for spelling in (os.path.normpath(joined), str(real)):
+            reason = protected_reason(spelling)
+            if reason is not None:
+                return Decision(verdict=Verdict.ASK,
+                                reason=f"{real} is part of {reason}; writing there always asks")
+        return None
+
+    def _written_path(self, tool: Tool, tool_input: Mapping[str, Any],
+                      cwd: Path | None) -> tuple[Path, Path] | None:
+        """Return the path a file tool writes, as given (joined to cwd) and resolved."""
         subject = tool.subject
         if not isinstance(subject, PathSubject) or not subject.writes:
             return None
@@ -223,13 +254,19 @@ class PermissionPolicy:
         if not isinstance(path, str) or not path or "\x00" in path:
             return None
         joined = Path(cwd or self.project_root).absolute() / os.path.expanduser(path)  # noqa: PTH111
-        real = Path(os.path.realpath(joined))
+        return joined, Path(os.path.realpath(joined))
+
+    def _accept_edit(self, tool: Tool, tool_input: Mapping[str, Any],
+                     cwd: Path | None) -> Decision | None:
+        written = self._written_path(tool, tool_input, cwd)
+        if written is None:
+            return None
+        real = written[1]
         for root in (self.project_root, *self.extra_dirs):
             base = Path(os.path.realpath(root))
             if not real.is_relative_to(base):
                 continue
-            parts = real.relative_to(base).parts
-            protected = next((_PROTECTED_DIRS[p] for p in parts if p in _PROTECTED_DIRS), None)
+            protected = protected_reason(str(real))
             if protected is not None:
                 return Decision(
                     verdict=Verdict.ASK,
@@ -247,10 +284,10 @@ def _command_of(tool: Tool, tool_input: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _is_read_only(tool: Tool, tool_input: Mapping[str, Any]) -> bool:
+def _is_read_only(tool: Tool, tool_input: Mapping[str, Any], cwd: Path | None) -> bool:
     if isinstance(tool.subject, CommandSubject):
         command = _command_of(tool, tool_input)
-        return command is not None and is_read_only_command(command)
+        return command is not None and is_read_only_command(command, cwd=cwd)
     return tool.read_only
 
 
@@ -270,47 +307,41 @@ def denied_message(reason: str = "") -> str:
             "Do not retry it; adjust your approach or ask the user.")
 
 
-def _ignore(event: object) -> None:
-    """Drop an event (the default when no UI listens)."""
+def interactive_gate(policy: PermissionPolicy) -> ToolGate:
+    """Return a gate that runs the policy and, when it says ASK, asks through ``call.ask``.
 
-
-def interactive_gate(
-    policy: PermissionPolicy,
-    *,
-    approve: Approver | None,
-    on_event: Callable[[object], None] = _ignore,
-    hooks: HookRegistry | None = None,
-) -> ToolGate:
-    """Return a gate that runs the policy and asks ``approve`` when it says ASK.
-
-    Before asking, PermissionRequest hooks may allow or deny the call for the user. With
-    ``approve`` None (print mode, no UI) an ASK is refused with the ``--allowed-tools``
-    flag that would allow it. Questions are asked one at a time; a call that waited is decided
-    again first, since the answer before it may cover it. Cancelling the turn while the user
-    is being asked cancels the question too.
+    Before asking, PermissionRequest hooks may allow or deny the call for the user. With no
+    one to ask (``call.ask`` None or answering None: print mode) an ASK is refused with the
+    ``--allowed-tools`` flag that would allow it. Questions are asked one at a time; a call that
+    waited is decided again first, since the answer before it may cover it. Cancelling the
+    turn while the user is being asked cancels the question too.
     """
     lock = asyncio.Lock()
 
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
-                   hint: PermissionDecision | None = None) -> GateVerdict:
+                   hint: PermissionDecision | None = None,
+                   call: GateCall | None = None) -> GateVerdict:
+        call = call or GateCall()
         decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
         if decision.verdict is not Verdict.ASK:
             return settled_verdict(decision, decided_by=decision.reason)
-        hooked = await _permission_request_hooks(hooks, tool, tool_input, ctx, policy)
+        hooked = await _permission_request_hooks(call, tool, tool_input)
         if hooked is not None:
             return hooked
-        if approve is None:
+        if call.ask is None:
             return unasked_verdict(tool, tool_input, decision)
         async with lock:
             decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
             if decision.verdict is not Verdict.ASK:
                 return settled_verdict(decision, decided_by=decision.reason)
-            request = policy.approval_request(tool, tool_input, decision, cwd=ctx.cwd)
-            on_event(ApprovalRequested(request=request))
-            answer = await approve(request)
+            request = policy.approval_request(tool, tool_input, decision, cwd=ctx.cwd,
+                                              tool_use_id=call.tool_use_id)
+            answer = await call.ask(request)
+            if answer is None:
+                return unasked_verdict(tool, tool_input, decision)
             remembered = await _remember(policy, request, answer)
-            on_event(ApprovalResolved(request_id=request.id, answer=answer,
-                                      remembered=remembered))
+            call.emit(ApprovalResolved(request_id=request.id, answer=answer,
+                                       remembered=remembered))
         if answer.allowed:
             return GateVerdict(allowed=True, decided_by=f"user ({answer.scope.value})")
         return GateVerdict(allowed=False, message=denied_message(answer.reason),
@@ -320,15 +351,15 @@ def interactive_gate(
 
 
 async def _permission_request_hooks(
-    hooks: HookRegistry | None, tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext,
-    policy: PermissionPolicy,
+    call: GateCall, tool: Tool, tool_input: Mapping[str, Any],
 ) -> GateVerdict | None:
     """Let PermissionRequest hooks answer for the user; None when none decided."""
-    if hooks is None or not hooks.has_hooks(HookEvent.PERMISSION_REQUEST, tool.name):
+    hooks = call.hooks
+    if hooks is None or not hooks.active(HookEvent.PERMISSION_REQUEST, tool.name):
         return None
-    result = await hooks.dispatch(HookEvent.PERMISSION_REQUEST, HookInput(
-        event=HookEvent.PERMISSION_REQUEST, session_id=ctx.session_id, cwd=ctx.cwd,
-        permission_mode=policy.mode.value, tool_name=tool.name, tool_input=dict(tool_input)))
+    result = await hooks.fire(HookEvent.PERMISSION_REQUEST, tool_name=tool.name,
+                              tool_input=dict(tool_input),
+                              tool_use_id=call.tool_use_id or None)
     if result.permission is PermissionDecision.ALLOW:
         return GateVerdict(allowed=True, decided_by=f"PermissionRequest hook {result.source}")
     if result.permission is PermissionDecision.DENY or result.blocked:

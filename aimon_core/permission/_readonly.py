@@ -1,14 +1,35 @@
 """Knowledge about programs: read-only invocations, escape-hatch arguments, risky env names.
 
-Everything here looks at one literal argv. An escape hatch is an argument that makes a
-program run other programs or write files it was not obviously asked to write (``git -c
-core.pager=...``, ``rg --pre``, ``find -exec``, ``sed -i``, ``sort -o``); a broad allow rule
-does not cover one. When in doubt, a command is not read-only.
+Everything here looks at one literal argv. Read-only is proven, not presumed: a program is
+read-only only in the forms its spec (``_programs``, ``_gitcmd``) allows, parsed the way the
+program parses them (``_optspec``); any other option or form is not. An escape hatch is an
+argument that makes a program run other programs or write files it was not obviously asked to
+write (``git -c core.pager=...``, ``rg --pre``, ``find -exec``, ``sed -i``, ``sort --outp=x``);
+a broad allow rule does not cover one. Both come from the same tables and the same parser.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
+from pathlib import Path
+
+from aimon_core.permission._gitcmd import git_hatches, git_read_only
+from aimon_core.permission._optspec import (
+    OptionSpec,
+    Parsed,
+    Refused,
+    dangerous_at,
+    parse_args,
+)
+from aimon_core.permission._programs import (
+    FIND_NEWER,
+    FIND_PRIMARIES,
+    HATCH_ONLY,
+    PROGRAMS,
+    Program,
+)
 
 Hatch = tuple[int, str]
 
@@ -19,78 +40,16 @@ _DANGEROUS_ENV = frozenset({
     "CDPATH", "GLOBIGNORE", "MANPAGER", "BROWSER", "LESS", "LESSOPEN", "LESSCLOSE",
     "GREP_OPTIONS", "RIPGREP_CONFIG_PATH", "TAR_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
     "CLASSPATH", "ZDOTDIR", "TERMINFO", "GCONV_PATH", "MAKEFLAGS", "RUSTC_WRAPPER",
+    "POSIXLY_CORRECT",
 })
 _DANGEROUS_ENV_PREFIXES = (
     "LD_", "DYLD_", "GIT_", "PYTHON", "BASH_FUNC_", "XDG_", "NPM_CONFIG_", "SSH_", "SUDO_",
 )
-
-_SIMPLE_READ_ONLY = frozenset({
-    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "rg", "find", "file", "stat",
-    "du", "df", "which", "type", "whoami", "date", "uname", "printenv", "basename", "dirname",
-    "realpath", "readlink", "tree", "sort", "cut", "tr", "diff", "cmp", "true", "false",
-})
 _VERSION_QUERIES = frozenset({
     ("python", "--version"), ("python", "-V"), ("python3", "--version"), ("python3", "-V"),
     ("node", "--version"), ("node", "-v"),
 })
-
-_GIT_GLOBAL_WITH_VALUE = frozenset({
-    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
-    "--list-cmds", "--attr-source",
-})
-_GIT_EXEC_OPTIONS = frozenset({
-    "--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--textconv", "--output",
-    "--open-files-in-pager", "--extcmd", "--sendmail-cmd", "--to-cmd", "--cc-cmd",
-    "--config-env", "--exec-path", "--tool", "--strategy", "--gpg-program",
-})
-_GIT_CONFIG_READS = frozenset({
-    "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool",
-    "--list", "-l",
-})
-_GIT_CONFIG_WRITES = frozenset({
-    "--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section",
-    "-e", "--edit",
-})
-_GIT_BRANCH_LONG = frozenset({
-    "--list", "--all", "--remotes", "--verbose", "--show-current", "--contains",
-    "--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort", "--color",
-    "--no-color", "--column", "--no-column", "--abbrev", "--no-abbrev", "--ignore-case",
-})
-_GIT_BRANCH_LISTING = frozenset({
-    "--list", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
-})
-
-_OPTION_HATCHES: dict[str, frozenset[str]] = {
-    "sort": frozenset({"-o", "--output", "--compress-program"}),
-    "rg": frozenset({"--pre", "--pre-glob", "--hostname-bin"}),
-    "find": frozenset({
-        "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-        "-fls",
-    }),
-    "curl": frozenset({
-        "--output", "--remote-name", "--remote-name-all", "--config", "--dump-header",
-        "--cookie-jar", "--trace", "--trace-ascii", "--libcurl", "--output-dir", "--etag-save",
-        "--stderr", "--create-dirs",
-    }),
-    "wget": frozenset({
-        "-O", "--output-document", "-o", "--output-file", "-a", "--append-output", "-P",
-        "--directory-prefix", "-e", "--execute", "--use-askpass",
-    }),
-    "tar": frozenset({
-        "--to-command", "--checkpoint-action", "-I", "--use-compress-program", "--rsh-command",
-        "--info-script", "-F", "--new-volume-script",
-    }),
-    "rsync": frozenset({"-e", "--rsh", "--rsync-path"}),
-    "man": frozenset({"-P", "--pager", "-H", "--html"}),
-    "file": frozenset({"-C", "--compile"}),
-    "tree": frozenset({"-o", "-R"}),
-    "date": frozenset({"-s", "--set"}),
-    "awk": frozenset({"-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"}),
-}
-_OPTION_HATCHES |= dict.fromkeys(("gawk", "mawk", "nawk"), _OPTION_HATCHES["awk"])
-# Short options of curl that write files, and those whose value ends a cluster like `-sSLo`.
-_CURL_SHORT_WRITES = frozenset("oOKDc")
-_CURL_SHORT_VALUED = frozenset("AbcCdDeEFHKmoPrTuUwxXyYzQ")
+_FIND_LEADING = frozenset({"-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3"})
 _SED_SIMPLE_COMMANDS = frozenset("pPdDqQnN=lgGhHx{}")
 _SED_S_FLAGS = frozenset("gpiImM0123456789")
 _INTEGER = re.compile(r"-?\d+")
@@ -106,140 +65,145 @@ def assignment_problem(assignment: str) -> str | None:
     return None
 
 
+def is_read_only_argv(argv: tuple[str, ...], *, cwd: Path | None = None) -> bool:
+    """Tell whether a literal argv is a known read-only command in an allowed form.
+
+    Args:
+        cwd: the directory the command runs in; git is read-only only when the repository
+            found from there has inert configuration, so with None git is never read-only.
+    """
+    if not argv or "/" in argv[0] or escape_hatches(argv):
+        return False
+    program, args = argv[0], argv[1:]
+    if program == "git":
+        return git_read_only(argv, cwd)
+    entry = PROGRAMS.get(program)
+    if entry is not None:
+        return _program_read_only(entry, argv)
+    match program:
+        case "printf":
+            return bool(args) and not args[0].startswith("-")
+        case "env":
+            return not args
+        case "test" | "[" | "[[":
+            return _test_read_only(argv)
+        case _:
+            return argv in _VERSION_QUERIES
+
+
+def _program_read_only(entry: Program, argv: tuple[str, ...]) -> bool:
+    if entry.any_args:
+        return True
+    if entry.words:
+        return _find_read_only(argv[1:])
+    parsed = parse_args(entry.spec, argv[1:])
+    if isinstance(parsed, Refused):
+        return False
+    return entry.check is None or entry.check(parsed) is None
+
+
+def _find_read_only(args: tuple[str, ...]) -> bool:
+    i = 0
+    while i < len(args) and args[i] in _FIND_LEADING:
+        i += 1
+    while i < len(args) and not args[i].startswith("-") and args[i] not in {"(", ")", "!", ","}:
+        i += 1  # starting points
+    while i < len(args):
+        count = FIND_PRIMARIES.get(args[i])
+        if count is None and FIND_NEWER.fullmatch(args[i]):
+            count = 1
+        if count is None:
+            return False
+        i += 1 + count
+    return i == len(args)
+
+
 def escape_hatches(argv: tuple[str, ...]) -> tuple[Hatch, ...]:
     """Return (index, reason) for each argument that lets ``argv`` run or write more."""
     if not argv:
         return ()
     program = argv[0].rsplit("/", 1)[-1]
+    if program == "git":
+        return git_hatches(argv)
+    entry = PROGRAMS.get(program)
+    spec = entry.spec if entry is not None else HATCH_ONLY.get(program)
+    hits: list[Hatch] = []
+    if entry is not None and entry.words:
+        names = {o.name for o in entry.spec.dangerous}
+        hits += [(i, _why(program, a)) for i, a in enumerate(argv[1:], 1) if a in names]
+    elif spec is not None:
+        hits += [(i + 1, _why(program, name)) for i, name in dangerous_at(spec, argv[1:])]
     match program:
-        case "git":
-            return _git_hatches(argv)
-        case "sed":
-            return _sed_hatches(argv)
-        case "curl":
-            return _curl_hatches(argv) + _option_hatches(program, argv)
-        case "rsync" if any(re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", a) for a in argv[1:]):
-            return ((1, "rsync -e runs a remote shell command"),)
+        case "sed" if entry is not None:
+            hits += _sed_hatches(entry.spec, argv)
+        case "uniq" if entry is not None:
+            hits += _uniq_hatches(entry.spec, argv)
+        case "tar" if len(argv) > 1 and not argv[1].startswith("-") and (
+            set(argv[1]) & {"I", "F"}
+        ):
+            hits.append((1, "old-style `tar` options run a program (I or F)"))
         case "awk" | "gawk" | "mawk" | "nawk":
-            return _awk_hatches(argv) + _option_hatches(program, argv)
+            hits += _awk_hatches(argv)
         case _:
-            return _option_hatches(program, argv)
+            pass
+    return tuple(sorted(set(hits)))
 
 
-def _option_hatches(program: str, argv: tuple[str, ...]) -> tuple[Hatch, ...]:
-    options = _OPTION_HATCHES.get(program)
-    if not options:
-        return ()
-    hits: list[Hatch] = []
-    for index, arg in enumerate(argv[1:], 1):
-        name = arg.split("=", 1)[0]
-        short = arg.startswith("-") and not arg.startswith("--")
-        attached = short and len(arg) > 2 and arg[:2] in options
-        # Only for programs whose short options cluster simply (`sort -uo out`).
-        clustered = short and program == "sort" and "o" in arg
-        if name in options or attached or clustered:
-            hits.append((index, f"`{program} {name}` can run programs or write files"))
-    return tuple(hits)
+def _why(program: str, option: str) -> str:
+    return f"`{program} {option}` can run programs or write files"
 
 
-def _curl_hatches(argv: tuple[str, ...]) -> tuple[Hatch, ...]:
-    hits: list[Hatch] = []
-    for index, arg in enumerate(argv[1:], 1):
-        if not arg.startswith("-") or arg.startswith("--"):
-            continue
-        for letter in arg[1:]:
-            if letter in _CURL_SHORT_WRITES:
-                hits.append((index, f"`curl -{letter}` writes files"))
-                break
-            if letter in _CURL_SHORT_VALUED:
-                break
-    return tuple(hits)
+def _uniq_hatches(spec: OptionSpec, argv: tuple[str, ...]) -> list[Hatch]:
+    parsed = parse_args(_any_operands(spec), argv[1:])
+    if isinstance(parsed, Refused) or len(parsed.operands) > 1:
+        return [(len(argv) - 1, "`uniq IN OUT` writes OUT")]
+    return []
 
 
-def _awk_hatches(argv: tuple[str, ...]) -> tuple[Hatch, ...]:
+@functools.lru_cache(maxsize=8)
+def _any_operands(spec: OptionSpec) -> OptionSpec:
+    return dataclasses.replace(spec, max_operands=None)
+
+
+@functools.lru_cache(maxsize=8)
+def _dangerous_accepted(spec: OptionSpec) -> OptionSpec:
+    """Return ``spec`` with its dangerous options allowed: to find sed's scripts, not to judge."""
+    return dataclasses.replace(spec, allowed=spec.allowed + spec.dangerous, dangerous=())
+
+
+def _awk_hatches(argv: tuple[str, ...]) -> list[Hatch]:
     for index, arg in enumerate(argv[1:], 1):
         if arg.startswith("-"):
             continue
         if "system" in arg or "|" in arg or ">" in arg:
-            return ((index, "the awk program can run commands or write files"),)
-        return ()
-    return ()
+            return [(index, "the awk program can run commands or write files")]
+        return []
+    return []
 
 
-def _git_subcommand(argv: tuple[str, ...]) -> tuple[int, list[Hatch]]:
-    """Return the subcommand's index and the hatches among git's global options."""
-    hits: list[Hatch] = []
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        arg = argv[i]
-        name = arg.split("=", 1)[0]
-        if name in {"-c", "--config-env", "--exec-path"} or arg.startswith("-c"):
-            hits.append((i, f"`git {name}` can make git run other programs"))
-        i += 2 if arg in _GIT_GLOBAL_WITH_VALUE else 1
-    return i, hits
-
-
-def _git_hatches(argv: tuple[str, ...]) -> tuple[Hatch, ...]:
-    index, hits = _git_subcommand(argv)
-    sub = argv[index] if index < len(argv) else ""
-    args = argv[index + 1 :]
-    for offset, arg in enumerate(args, index + 1):
-        name = arg.split("=", 1)[0]
-        if (
-            name in _GIT_EXEC_OPTIONS
-            or (sub == "grep" and arg.startswith("-O"))
-            or (sub in {"rebase", "difftool"} and arg.startswith("-x"))
-            or (sub in {"clone", "ls-remote"} and arg.startswith("-u"))
-            or (sub in {"clone", "submodule"} and name in {"-c", "--config"})
-            or (sub == "bisect" and arg == "run")
-            or (sub == "submodule" and arg == "foreach")
-        ):
-            hits.append((offset, f"`git {sub} {name}` can run other programs or write files"))
-    if sub == "filter-branch":
-        hits.append((index, "`git filter-branch` runs shell filters"))
-    if sub == "config" and not _git_config_reads(args):
-        hits.append((index, "`git config` changes settings that can make git run programs"))
-    return tuple(hits)
-
-
-def _git_config_reads(args: tuple[str, ...]) -> bool:
-    if args and args[0] in {"get", "list"}:
-        return True
-    return any(a in _GIT_CONFIG_READS for a in args) and not any(
-        a in _GIT_CONFIG_WRITES for a in args
-    )
-
-
-def _sed_hatches(argv: tuple[str, ...]) -> tuple[Hatch, ...]:
-    scripts: list[tuple[int, str]] = []
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            i += 1
-            break
-        if arg in {"-e", "--expression"} and i + 1 < len(argv):
-            scripts.append((i + 1, argv[i + 1]))
-            i += 2
-        elif arg.startswith("--expression="):
-            scripts.append((i, arg.split("=", 1)[1]))
-            i += 1
-        elif arg.startswith(("-i", "--in-place", "-f", "--file", "-s")):
-            return ((i, f"`sed {arg}` edits files or runs an unseen script"),)
-        elif arg in {"-n", "--quiet", "--silent", "-E", "-r", "--regexp-extended", "-z",
-                     "--null-data", "-u", "--posix", "--sandbox", "--debug", "-nE", "-En"}:
-            i += 1
-        elif arg.startswith("-") and arg != "-":
-            return ((i, f"sed option {arg!r} is not known to be safe"),)
-        else:
-            break
-    if not scripts and i < len(argv):
-        scripts.append((i, argv[i]))
-    return tuple(
-        (index, "the sed script may run commands or write files")
-        for index, script in scripts
+def _sed_hatches(spec: OptionSpec, argv: tuple[str, ...]) -> list[Hatch]:
+    parsed = parse_args(_dangerous_accepted(spec), argv[1:])
+    if isinstance(parsed, Refused):
+        return [(parsed.index + 1, f"sed: {parsed.reason}")]
+    return [
+        (_index_of(argv, script), "the sed script may run commands or write files")
+        for script in _sed_scripts(parsed)
         if not sed_script_is_safe(script)
-    )
+    ]
+
+
+def _sed_scripts(parsed: Parsed) -> list[str]:
+    scripts = [v or "" for name, v in parsed.options if name in {"-e", "--expression"}]
+    if not scripts and not parsed.has("-f", "--file") and parsed.operands:
+        scripts.append(parsed.operands[0])
+    return scripts
+
+
+def _index_of(argv: tuple[str, ...], text: str) -> int:
+    for index in range(1, len(argv)):
+        if argv[index].endswith(text):
+            return index
+    return len(argv) - 1
 
 
 def sed_script_is_safe(script: str) -> bool:
@@ -310,31 +274,6 @@ def _skip_delimited(script: str, i: int, count: int) -> int | None:
     return None
 
 
-def is_read_only_argv(argv: tuple[str, ...]) -> bool:
-    """Tell whether a literal argv is a known read-only command with safe arguments."""
-    if not argv or "/" in argv[0] or escape_hatches(argv):
-        return False
-    program, args = argv[0], argv[1:]
-    if program in _SIMPLE_READ_ONLY:
-        return not (program == "rg" and any(a in {"-z", "--search-zip"} for a in args))
-    match program:
-        case "git":
-            return _git_read_only(argv)
-        case "sed":
-            return True
-        case "printf":
-            return not any(a.startswith("-v") for a in args)
-        case "uniq":
-            # A second operand is the output file.
-            return sum(not a.startswith("-") for a in args) <= 1
-        case "env":
-            return not args
-        case "test" | "[" | "[[":
-            return _test_read_only(argv)
-        case _:
-            return argv in _VERSION_QUERIES
-
-
 def _test_read_only(argv: tuple[str, ...]) -> bool:
     args = argv[1:-1] if argv[0] in {"[", "[["} else argv[1:]
     if argv[0] in {"[", "[["} and argv[-1] not in {"]", "]]"}:
@@ -348,51 +287,3 @@ def _test_read_only(argv: tuple[str, ...]) -> bool:
             if len(operands) != 2 or not all(_INTEGER.fullmatch(o) for o in operands):
                 return False
     return True
-
-
-def _git_read_only(argv: tuple[str, ...]) -> bool:
-    i = 1
-    while i < len(argv) and argv[i].startswith("-"):
-        if argv[i] == "--no-pager":
-            i += 1
-        elif argv[i] == "-C" and i + 1 < len(argv):
-            i += 2
-        else:
-            return False
-    if i >= len(argv):
-        return False
-    sub, args = argv[i], argv[i + 1 :]
-    match sub:
-        case "status" | "diff" | "log" | "show" | "rev-parse" | "ls-files" | "blame" | "grep":
-            return True
-        case "describe":
-            return True
-        case "branch":
-            return _git_branch_read_only(args)
-        case "remote":
-            return args in {(), ("-v",), ("--verbose",)}
-        case "tag":
-            listing = not args or args[0] in {"-l", "--list"}
-            return listing and not any(a.startswith("-") for a in args[1:])
-        case "config":
-            return _git_config_reads(args)
-        case _:
-            return False
-
-
-def _git_branch_read_only(args: tuple[str, ...]) -> bool:
-    listing = False
-    positional = False
-    for arg in args:
-        if arg.startswith("--"):
-            name = arg.split("=", 1)[0]
-            if name not in _GIT_BRANCH_LONG:
-                return False
-            listing = listing or name in _GIT_BRANCH_LISTING
-        elif arg.startswith("-") and len(arg) > 1:
-            if not set(arg[1:]) <= set("arvil"):
-                return False
-            listing = listing or "l" in arg
-        else:
-            positional = True
-    return listing or not positional

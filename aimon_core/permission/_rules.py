@@ -18,6 +18,7 @@ take any specifier text.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import functools
 import re
@@ -28,6 +29,23 @@ from dataclasses import dataclass
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_TOOLS = EDIT_TOOLS | READ_TOOLS
+
+# Tools aimon has or is about to have; a rule may name any of them.
+AIMON_TOOLS = frozenset({
+    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "TodoWrite",
+    "Skill", "Task", "TaskList", "TaskStop", "AgentOutput", "ListMcpResources",
+    "ReadMcpResource",
+})
+# Claude Code's tools: settings shared with Claude Code may name them; they load quietly.
+CLAUDE_CODE_TOOLS = frozenset({
+    "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
+    "KillShell", "KillBash", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "NotebookEdit",
+    "NotebookRead", "Task", "Agent", "Skill", "SlashCommand", "ExitPlanMode", "EnterPlanMode",
+    "ListMcpResources", "ListMcpResourcesTool", "ReadMcpResource", "ReadMcpResourceTool",
+    "AskUserQuestion", "TaskOutput", "TaskStop", "TaskList", "TaskCreate", "TaskUpdate",
+    "TaskGet", "LSP", "Computer",
+})
+KNOWN_TOOLS = AIMON_TOOLS | CLAUDE_CODE_TOOLS
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(__\*)?")
 
@@ -130,6 +148,24 @@ def _check_tool_name(text: str, tool: str) -> None:
         raise RuleError(text, "missing tool name before '('")
     if not _TOOL_NAME.fullmatch(tool):
         raise RuleError(text, f"{tool!r} is not a tool name")
+
+
+def unknown_tool(rule: Rule) -> str | None:
+    """Say why ``rule`` names no known tool (with the closest name), or None if it does one.
+
+    aimon's and Claude Code's tools and every ``mcp__`` tool count as known.
+    """
+    tool = rule.tool
+    if tool in KNOWN_TOOLS or tool.startswith("mcp__"):
+        return None
+    names = sorted(KNOWN_TOOLS)
+    by_case = {name.lower(): name for name in names}
+    close = by_case.get(tool.lower()) or next(
+        iter(difflib.get_close_matches(tool, names, n=1, cutoff=0.6)), None
+    )
+    fixed = f"{close}({rule.specifier})" if close and rule.specifier is not None else close
+    hint = f"; did you mean {fixed}?" if fixed else ""
+    return f"{tool!r} is not a tool aimon or Claude Code knows{hint}"
 
 
 def _balanced(specifier: str) -> bool:

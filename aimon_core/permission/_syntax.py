@@ -13,6 +13,10 @@ _ANSI_C = {
     "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
     "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
 }
+_OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+_INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", ">&-", "<&-"})
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_FD = re.compile(r"\d+-?|-")
 _ANSI_C_CODE = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
 
 
@@ -42,6 +46,19 @@ class ParsedCommand:
 
     commands: tuple[SimpleCommand, ...]
     risky: tuple[str, ...]
+
+
+def is_write_redirect(redirect: Redirect) -> bool:
+    """Tell whether a redirection may write to a file (fd duplication and /dev/null do not)."""
+    if redirect.op in {">&", "<&"}:
+        if _FD.fullmatch(redirect.target):
+            return False
+        return redirect.op == ">&" and (
+            redirect.dynamic or redirect.target not in _HARMLESS_TARGETS
+        )
+    if redirect.op in _OUTPUT_OPS:
+        return redirect.dynamic or redirect.target not in _HARMLESS_TARGETS
+    return redirect.op not in _INPUT_OPS
 
 
 def has_unusual_characters(text: str) -> bool:

@@ -39,17 +39,6 @@ if TYPE_CHECKING:
         SessionLeaseStore,
         default_holder,
     )
-    from aimon_core.session._live import (
-        LiveSession,
-        LiveSessionClosedError,
-        LiveSessionEvent,
-        LiveSessionStatus,
-        SubmitOutcome,
-        TurnFinished,
-        TurnId,
-        TurnQueued,
-        TurnStarted,
-    )
     from aimon_core.session._memory_store import (
         MemorySessionRecordStore,
     )
@@ -66,6 +55,7 @@ if TYPE_CHECKING:
         SessionTotals,
         SessionTranscript,
         title_from,
+        unanswered_tool_ids,
     )
     from aimon_core.session._store import (
         ClaimedSession,
@@ -83,10 +73,6 @@ _LAZY = {
     "FileSessionLeaseStore": "_lease",
     "FileSessionRecordStore": "_file_store",
     "InvalidSessionIdError": "_errors",
-    "LiveSession": "_live",
-    "LiveSessionClosedError": "_live",
-    "LiveSessionEvent": "_live",
-    "LiveSessionStatus": "_live",
     "MemorySessionLeaseStore": "_lease",
     "MemorySessionRecordStore": "_memory_store",
     "SessionCodecError": "_errors",
@@ -107,11 +93,6 @@ _LAZY = {
     "SessionTotals": "_record",
     "SessionTranscript": "_record",
     "StaleLeaseError": "_errors",
-    "SubmitOutcome": "_live",
-    "TurnFinished": "_live",
-    "TurnId": "_live",
-    "TurnQueued": "_live",
-    "TurnStarted": "_live",
     "block_from_json": "_codec",
     "block_to_json": "_codec",
     "default_holder": "_lease",
@@ -121,6 +102,7 @@ _LAZY = {
     "parse_session_id": "_ids",
     "project_key": "_paths",
     "title_from": "_record",
+    "unanswered_tool_ids": "_record",
     "user_config_dir": "_paths",
     "user_data_dir": "_paths",
 }
@@ -137,10 +119,6 @@ __all__ = [
     "FileSessionLeaseStore",
     "FileSessionRecordStore",
     "InvalidSessionIdError",
-    "LiveSession",
-    "LiveSessionClosedError",
-    "LiveSessionEvent",
-    "LiveSessionStatus",
     "MemorySessionLeaseStore",
     "MemorySessionRecordStore",
     "SessionCodecError",
@@ -161,11 +139,6 @@ __all__ = [
     "SessionTotals",
     "SessionTranscript",
     "StaleLeaseError",
-    "SubmitOutcome",
-    "TurnFinished",
-    "TurnId",
-    "TurnQueued",
-    "TurnStarted",
     "block_from_json",
     "block_to_json",
     "default_holder",
@@ -175,6 +148,7 @@ __all__ = [
     "parse_session_id",
     "project_key",
     "title_from",
+    "unanswered_tool_ids",
     "user_config_dir",
     "user_data_dir",
 ]

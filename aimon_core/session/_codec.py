@@ -75,7 +75,15 @@ class SnapshotLine:
     messages: tuple[Message, ...]
 
 
-TranscriptLine = HeaderLine | MessageLine | SideLine | SnapshotLine
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStartedLine:
+    """Tool calls about to run; a call listed here without a result may have run."""
+
+    at: datetime
+    ids: tuple[str, ...]
+
+
+TranscriptLine = HeaderLine | MessageLine | SideLine | SnapshotLine | ToolStartedLine
 
 
 def line_to_json(line: TranscriptLine) -> str:
@@ -113,6 +121,8 @@ def line_to_json(line: TranscriptLine) -> str:
                 "at": line.at.isoformat(),
                 "messages": [message_to_json(m) for m in line.messages],
             }
+        case ToolStartedLine():
+            obj = {"type": "tool_started", "at": line.at.isoformat(), "ids": list(line.ids)}
     # ensure_ascii: a line is pure ASCII, so a lone surrogate in a tool's output cannot make
     # the write fail, and no Unicode line separator can confuse a line-splitting reader.
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
@@ -157,6 +167,11 @@ def line_from_json(text: str | bytes) -> TranscriptLine:
         return SnapshotLine(
             at=_time(obj, "at"), messages=tuple(message_from_json(m) for m in messages)
         )
+    if kind == "tool_started":
+        ids = _get(obj, "ids", list)
+        if not all(isinstance(i, str) for i in ids):
+            raise SessionCodecError("'ids' must be a list of strings")
+        return ToolStartedLine(at=_time(obj, "at"), ids=tuple(ids))
     raise SessionCodecError(f"unknown line type {kind!r}")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class SessionError(Exception):
     """A session could not be found, claimed, read or written."""
@@ -47,10 +49,28 @@ class SessionStorageError(SessionError):
 
     def __init__(self, error: OSError) -> None:
         where = f" ({error.filename})" if error.filename else ""
-        super().__init__(f"cannot use the session store{where}: {error.strerror or error}; "
-                         "check that aimon's data folder is a writable folder "
-                         "(AIMON_HOME moves it)")
+        super().__init__(f"cannot use the session store{where}: {storage_problem(error)}")
         self.error = error
+
+
+_HINTS = {
+    errno.ENOSPC: "the disk is full; free some space",
+    errno.EDQUOT: "the disk quota is used up; free some space",
+    errno.EROFS: "the file system is read-only; set AIMON_HOME to a writable folder",
+    errno.EACCES: "permission denied; check the folder's owner and mode, or set AIMON_HOME "
+    "to a writable folder",
+    errno.EPERM: "operation not permitted; check the folder's owner and mode, or set "
+    "AIMON_HOME to a writable folder",
+}
+
+
+def storage_problem(error: OSError) -> str:
+    """Return what went wrong with aimon's data folder and what to do, for one message."""
+    hint = _HINTS.get(error.errno or 0)
+    if hint is not None:
+        return hint
+    return (f"{error.strerror or error}; check that aimon's data folder is a writable folder "
+            "(AIMON_HOME moves it)")
 
 
 class SessionCodecError(ValueError):

@@ -9,29 +9,41 @@ Layout under `base_dir`:
 from __future__ import annotations
 
 import builtins
+import contextlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
+from stat import S_ISREG
 
+from aimon_core._atomic import fsync_dir, private_dir, write_atomic
 from aimon_core.llm import Message
 from aimon_core.session._codec import (
     HeaderLine,
     MessageLine,
     SideLine,
     SnapshotLine,
+    ToolStartedLine,
     TranscriptLine,
+    line_from_json,
     line_to_json,
 )
-from aimon_core.session._errors import SessionError, SessionExistsError, SessionNotFoundError
+from aimon_core.session._errors import (
+    SessionCodecError,
+    SessionCorruptError,
+    SessionError,
+    SessionExistsError,
+    SessionNotFoundError,
+    SessionStorageError,
+)
 from aimon_core.session._files import (
     append_lines,
     atomic_create,
-    atomic_replace,
     decode_session_file,
-    fsync_dir,
+    not_regular,
+    read_session_bytes,
 )
 from aimon_core.session._ids import SessionId, is_session_id, parse_session_id
 from aimon_core.session._index import IndexEntry, read_index, write_index
@@ -45,6 +57,7 @@ from aimon_core.session._record import (
     SessionTotals,
     summarize,
     title_from,
+    unanswered_tool_ids,
 )
 from aimon_core.session._store import Clock, utc_now
 
@@ -79,6 +92,27 @@ class FileSessionRecordStore:
                 return candidate
         raise SessionNotFoundError(session_id)
 
+    def path_for(self, session_id: SessionId, project_root: str) -> Path:
+        """Return where a session of `project_root` is (or will be, once written) stored."""
+        return self._projects / project_key(project_root) / (parse_session_id(session_id)
+                                                             + _SUFFIX)
+
+    def agent_ref(self, session_id: SessionId) -> str:
+        """Return the agent a session was made with, reading only its header line."""
+        path = self.path_of(session_id)
+        try:
+            line = line_from_json(read_session_bytes(parse_session_id(session_id), path,
+                                                     first_line=True))
+        except FileNotFoundError:
+            raise SessionNotFoundError(session_id) from None
+        except OSError as exc:
+            raise SessionStorageError(exc) from exc
+        except SessionCodecError as exc:
+            raise SessionCorruptError(session_id, str(path), f"bad header: {exc}") from None
+        if not isinstance(line, HeaderLine):
+            raise SessionCorruptError(session_id, str(path), "the first line is not a header")
+        return line.agent_ref
+
     def create(self, record: SessionRecord) -> None:
         """Store a new session; raise SessionExistsError if its id is taken."""
         session_id = parse_session_id(record.id)
@@ -96,14 +130,15 @@ class FileSessionRecordStore:
         if record.snapshot != SessionSnapshot(transcript=record.transcript):
             lines.append(_side_line(record, record.updated_at))
         folder = self._projects / project_key(record.project_root)
-        with self._write_lock:
+        with self._write_lock, _storage_errors():
             try:
                 self.path_of(session_id)
             except SessionNotFoundError:
                 pass
             else:
                 raise SessionExistsError(session_id)
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(self._projects)
+            private_dir(folder, tighten=True)
             path = folder / (session_id + _SUFFIX)
             atomic_create(path, session_id, _encode(lines))
             self._known_paths[session_id] = path
@@ -112,9 +147,11 @@ class FileSessionRecordStore:
         """Return the stored session; bad lines are skipped and listed in `load_warnings`."""
         path = self.path_of(session_id)
         try:
-            data = path.read_bytes()
+            data = read_session_bytes(parse_session_id(session_id), path)
         except FileNotFoundError:
             raise SessionNotFoundError(session_id) from None
+        except OSError as exc:
+            raise SessionStorageError(exc) from exc
         record = decode_session_file(parse_session_id(session_id), path, data)
         for warning in record.load_warnings:
             log.warning("session %s: %s", session_id, warning)
@@ -133,7 +170,7 @@ class FileSessionRecordStore:
         now = self._clock()
         # Encode before touching the file: a value that cannot be stored writes nothing.
         data = _encode([MessageLine(at=now, message=m) for m in messages])
-        with self._write_lock:
+        with self._write_lock, _storage_errors():
             path = self.path_of(session_id)
             if data or sync:
                 append_lines(path, data, sync=sync)
@@ -159,7 +196,21 @@ class FileSessionRecordStore:
             approvals=tuple(approvals),
         )
         data = _encode([line])
-        with self._write_lock:
+        with self._write_lock, _storage_errors():
+            append_lines(self.path_of(session_id), data, sync=sync)
+
+    def mark_tool_started(
+        self,
+        session_id: SessionId,
+        tool_use_ids: Sequence[str],
+        *,
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Append a `tool_started` line: these calls are about to run."""
+        check_lease(lease, session_id)
+        data = _encode([ToolStartedLine(at=self._clock(), ids=tuple(tool_use_ids))])
+        with self._write_lock, _storage_errors():
             append_lines(self.path_of(session_id), data, sync=sync)
 
     def replace_transcript(
@@ -171,7 +222,7 @@ class FileSessionRecordStore:
     ) -> None:
         """Rewrite the file as header, snapshot and side state: temp file, fsync, rename."""
         check_lease(lease, session_id)
-        with self._write_lock:
+        with self._write_lock, _storage_errors():
             record = self.load(session_id)
             now = self._clock()
             header = HeaderLine(
@@ -182,8 +233,12 @@ class FileSessionRecordStore:
                 title=record.title or title_from(messages),
             )
             snapshot = SnapshotLine(at=now, messages=tuple(messages))
-            data = _encode([header, snapshot, _side_line(record, now)])
-            atomic_replace(self.path_of(session_id), data)
+            lines: builtins.list[TranscriptLine] = [header, snapshot, _side_line(record, now)]
+            started = unanswered_tool_ids(record.started_tool_ids, messages)
+            if started:
+                lines.append(ToolStartedLine(at=now, ids=started))
+            data = _encode(lines)
+            write_atomic(self.path_of(session_id), data, mode=0o600)
 
     def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
         """Return sessions newest first, of one project (its exact root) or of all."""
@@ -215,7 +270,7 @@ class FileSessionRecordStore:
     def delete(self, session_id: SessionId, *, lease: SessionLease | None = None) -> None:
         """Remove a session's file."""
         check_lease(lease, session_id)
-        with self._write_lock:
+        with self._write_lock, _storage_errors():
             path = self.path_of(session_id)
             try:
                 path.unlink()
@@ -248,6 +303,10 @@ class FileSessionRecordStore:
                 stat = dir_entry.stat()  # taken before reading, so a later append is noticed
             except FileNotFoundError:
                 continue
+            if not S_ISREG(stat.st_mode):
+                log.warning("%s left out of the listing: %s", dir_entry.path,
+                            not_regular(stat.st_mode))
+                continue
             entry = index.get(file)
             if entry is None or not entry.matches(stat):
                 entry = self._summarize(Path(dir_entry.path), SessionId(stem), stat)
@@ -259,7 +318,7 @@ class FileSessionRecordStore:
         self, path: Path, session_id: SessionId, stat: os.stat_result
     ) -> IndexEntry | None:
         try:
-            record = decode_session_file(session_id, path, path.read_bytes())
+            record = decode_session_file(session_id, path, read_session_bytes(session_id, path))
         except FileNotFoundError:
             return None
         except (OSError, SessionError) as exc:
@@ -271,6 +330,15 @@ class FileSessionRecordStore:
             mtime_ns=stat.st_mtime_ns,
             inode=stat.st_ino,
         )
+
+
+@contextlib.contextmanager
+def _storage_errors() -> Iterator[None]:
+    """Turn an OSError of a write (disk full, read-only, no permission) into one clear error."""
+    try:
+        yield
+    except OSError as exc:
+        raise SessionStorageError(exc) from exc
 
 
 def _side_line(record: SessionRecord, at: datetime) -> SideLine:

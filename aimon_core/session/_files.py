@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aimon_core._atomic import write_atomic
 from aimon_core.llm import Message
 from aimon_core.session._codec import (
     FORMAT_VERSION,
@@ -16,6 +17,7 @@ from aimon_core.session._codec import (
     MessageLine,
     SideLine,
     SnapshotLine,
+    ToolStartedLine,
     line_from_json,
 )
 from aimon_core.session._errors import SessionCodecError, SessionCorruptError, SessionExistsError
@@ -25,6 +27,7 @@ from aimon_core.session._record import (
     SessionTotals,
     SessionTranscript,
     title_from,
+    unanswered_tool_ids,
 )
 
 log = logging.getLogger(__name__)
@@ -32,52 +35,46 @@ log = logging.getLogger(__name__)
 _CHUNK = 64 * 1024
 
 
-def fsync_dir(path: Path) -> None:
-    """Make the entries of a directory (a created, renamed or removed file) durable."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_temp(target: Path, data: bytes) -> Path:
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        _write_all(fd, data)
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        temp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    return temp
-
-
-def atomic_replace(target: Path, data: bytes, *, sync_dir: bool = True) -> None:
-    """Write `target` whole or not at all: temp file, fsync, rename over it."""
-    temp = _write_temp(target, data)
-    try:
-        temp.replace(target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    if sync_dir:
-        fsync_dir(target.parent)
-
-
 def atomic_create(target: Path, session_id: SessionId, data: bytes) -> None:
     """Write a new `target` whole or not at all; raise SessionExistsError if it exists."""
-    temp = _write_temp(target, data)
     try:
-        # link() fails if the target exists, where rename() would replace it.
-        os.link(temp, target)
+        write_atomic(target, data, mode=0o600, exclusive=True)
     except FileExistsError:
         raise SessionExistsError(session_id) from None
+
+
+def read_session_bytes(session_id: SessionId, path: Path, *, first_line: bool = False) -> bytes:
+    """Return a session file's bytes (or just its first line); refuse anything but a file.
+
+    O_NONBLOCK: opening a FIFO put in place of a session file must not hang; what is not a
+    regular file raises SessionCorruptError.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise SessionCorruptError(session_id, str(path), not_regular(mode))
+        os.set_blocking(fd, True)
+        chunks = []
+        while chunk := os.read(fd, _CHUNK if first_line else 1 << 20):
+            chunks.append(chunk)
+            if first_line and b"\n" in chunk:
+                break
+        data = b"".join(chunks)
+        return data.split(b"\n", 1)[0] if first_line else data
     finally:
-        temp.unlink(missing_ok=True)
-    fsync_dir(target.parent)
+        os.close(fd)
+
+
+def not_regular(mode: int) -> str:
+    """Say what a file that is not a regular file is instead."""
+    if stat.S_ISDIR(mode):
+        return "it is a directory, not a regular file"
+    if stat.S_ISFIFO(mode):
+        return "it is a named pipe (FIFO), not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "it is a device, not a regular file"
+    return "it is not a regular file"
 
 
 def append_lines(path: Path, data: bytes, *, sync: bool) -> None:
@@ -139,6 +136,7 @@ class _Reading:
     title: str = ""
     messages: list[Message] = field(default_factory=list)
     side: SideLine | None = None
+    started: tuple[str, ...] = ()
 
 
 def decode_session_file(session_id: SessionId, path: Path, data: bytes) -> SessionRecord:
@@ -187,6 +185,7 @@ def decode_session_file(session_id: SessionId, path: Path, data: bytes) -> Sessi
         budget_override=side.budget_override if side else None,
         compaction_failure_count=side.compaction_failure_count if side else 0,
         approvals=side.approvals if side else (),
+        started_tool_ids=state.started,
         load_warnings=tuple(warnings),
     )
 
@@ -216,8 +215,13 @@ def _apply(state: _Reading, line: object, where: str, warnings: list[str]) -> No
         case SideLine():
             state.side = line
             new = ()
+        case ToolStartedLine():
+            state.started = tuple(dict.fromkeys((*state.started, *line.ids)))
+            new = ()
         case _:
             warnings.append(f"{where}: a second header line; skipped")
             new = ()
+    if new and state.started:
+        state.started = unanswered_tool_ids(state.started, new)
     if not state.title:
         state.title = title_from(new)

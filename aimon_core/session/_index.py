@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from aimon_core._atomic import private_dir, write_atomic
 from aimon_core.session._errors import SessionCodecError
-from aimon_core.session._files import atomic_replace
 from aimon_core.session._ids import SessionId, is_session_id
 from aimon_core.session._record import SessionSummary
 
@@ -76,8 +76,8 @@ def write_index(path: Path, entries: dict[str, IndexEntry]) -> None:
     if not entries and not path.parent.exists():
         return  # nothing stored yet: no folder to keep an index in
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_replace(path, json.dumps(data, separators=(",", ":")).encode(), sync_dir=False)
+        private_dir(path.parent)
+        write_atomic(path, json.dumps(data, separators=(",", ":")).encode(), sync_dir=False)
     except OSError as exc:
         log.warning("could not write the session index %s: %s", path, exc)
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
+from aimon_core._atomic import private_dir
 from aimon_core.session._errors import InvalidSessionIdError, SessionLockedError, StaleLeaseError
 from aimon_core.session._ids import SessionId, is_session_id
 
@@ -154,9 +157,10 @@ class FileSessionLeaseStore:
     def acquire(self, session_id: SessionId, holder: str) -> SessionLease:
         """Take the lease on `session_id`; raise SessionLockedError naming the current holder."""
         path = self.lock_path(session_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        private_dir(path.parent, tighten=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
         try:
+            _check_lock_file(fd, path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -219,3 +223,12 @@ def _parse_lock(data: bytes) -> tuple[int | None, str | None]:
                 holder if isinstance(holder, str) else None,
             )
     return None, None
+
+
+def _check_lock_file(fd: int, path: Path) -> None:
+    """Refuse a lock path that is not a regular file; make an old 0644 lock file private."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "the session lock is not a regular file", str(path))
+    if stat.S_IMODE(info.st_mode) != 0o600 and info.st_uid == os.getuid():
+        os.fchmod(fd, 0o600)

@@ -19,6 +19,7 @@ from aimon_core.session._record import (
     SessionTranscript,
     summarize,
     title_from,
+    unanswered_tool_ids,
 )
 from aimon_core.session._store import Clock, utc_now
 
@@ -64,7 +65,24 @@ class MemorySessionRecordStore:
                 record,
                 title=record.title or title_from(messages),
                 transcript=record.transcript.appended(messages),
+                started_tool_ids=unanswered_tool_ids(record.started_tool_ids, messages),
                 updated_at=self._clock(),
+            )
+
+    def mark_tool_started(
+        self,
+        session_id: SessionId,
+        tool_use_ids: Sequence[str],
+        *,
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Record that tool calls are about to run."""
+        with self._lock:
+            record = self._writable(session_id, lease)
+            started = tuple(dict.fromkeys((*record.started_tool_ids, *tool_use_ids)))
+            self._records[session_id] = dataclasses.replace(
+                record, started_tool_ids=started, updated_at=self._clock()
             )
 
     def write_side(
@@ -104,6 +122,7 @@ class MemorySessionRecordStore:
                 record,
                 title=record.title or title_from(messages),
                 transcript=SessionTranscript(messages=tuple(messages)),
+                started_tool_ids=unanswered_tool_ids(record.started_tool_ids, messages),
                 updated_at=self._clock(),
             )
 

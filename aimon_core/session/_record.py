@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from aimon_core.llm import Message, Usage
+from aimon_core.llm import Message, ToolResultBlock, Usage
 from aimon_core.session._ids import SessionId, new_session_id
 
 TITLE_LENGTH = 80
@@ -103,6 +103,9 @@ class SessionRecord:
     budget_override: BudgetOverride | None = None
     compaction_failure_count: int = 0
     approvals: tuple[str, ...] = ()
+    # Tool calls recorded as started that have no result in the transcript: after a crash
+    # they may have run (see `repair_tool_pairs`).
+    started_tool_ids: tuple[str, ...] = ()
     load_warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -159,6 +162,18 @@ class SessionSummary:
     message_count: int
     project_root: str
     agent_ref: str
+
+
+def unanswered_tool_ids(started: Iterable[str], messages: Iterable[Message]) -> tuple[str, ...]:
+    """Return the ids of `started` that no tool result in `messages` answers."""
+    pending = dict.fromkeys(started)
+    if not pending:
+        return ()
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                pending.pop(block.tool_use_id, None)
+    return tuple(pending)
 
 
 def title_from(messages: Iterable[Message]) -> str:

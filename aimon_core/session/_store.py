@@ -11,7 +11,12 @@ from typing import Protocol
 from aimon_core.llm import Message
 from aimon_core.session._errors import AgentMismatchError, SessionExistsError, SessionStorageError
 from aimon_core.session._ids import SessionId, new_session_id, parse_session_id
-from aimon_core.session._lease import SessionLease, SessionLeaseStore, default_holder
+from aimon_core.session._lease import (
+    SessionLease,
+    SessionLeaseStore,
+    check_lease,
+    default_holder,
+)
 from aimon_core.session._record import (
     BudgetOverride,
     SessionRecord,
@@ -78,6 +83,17 @@ class SessionRecordStore(Protocol):
         """Replace the whole transcript (after compaction), atomically and durably."""
         ...
 
+    def mark_tool_started(
+        self,
+        session_id: SessionId,
+        tool_use_ids: Sequence[str],
+        *,
+        lease: SessionLease | None = None,
+        sync: bool = False,
+    ) -> None:
+        """Record that tool calls are about to run (kept in `started_tool_ids` until answered)."""
+        ...
+
     def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
         """Return sessions newest first, of one project (its exact root) or of all."""
         ...
@@ -93,6 +109,9 @@ class ClaimedSession:
 
     record: SessionRecord
     lease: SessionLease
+    # False for a new session claimed with `lazy=True`: nothing is on disk until the owner
+    # calls `SessionStore.store_new` (LiveSession does so with the first message).
+    stored: bool = True
 
 
 class SessionStore:
@@ -112,22 +131,28 @@ class SessionStore:
         project_root: str | Path,
         agent_ref: str,
         holder: str | None = None,
+        lazy: bool = False,
     ) -> ClaimedSession:
         """Resume `session_id`, or start a new session when it is None.
+
+        With `lazy=True` a new session is only leased, not written: `store_new` writes it
+        (so a start that never sends a prompt leaves no empty session behind).
 
         Raises SessionNotFoundError (also for junk ids), SessionLockedError naming the holder,
         AgentMismatchError when the session belongs to another agent, or SessionStorageError
         when the store's files cannot be created or read.
         """
         try:
-            return self._claim(session_id, project_root, agent_ref, holder or default_holder())
+            return self._claim(session_id, project_root, agent_ref, holder or default_holder(),
+                               lazy=lazy)
         except OSError as exc:
             raise SessionStorageError(exc) from exc
 
     def _claim(self, session_id: SessionId | str | None, project_root: str | Path,
-               agent_ref: str, holder: str) -> ClaimedSession:
+               agent_ref: str, holder: str, *, lazy: bool) -> ClaimedSession:
         if session_id is None:
-            return self._claim_new(str(Path(project_root).resolve()), agent_ref, holder)
+            return self._claim_new(str(Path(project_root).resolve()), agent_ref, holder,
+                                   lazy=lazy)
         parsed = parse_session_id(session_id)
         lease = self.leases.acquire(parsed, holder)
         try:
@@ -143,7 +168,16 @@ class SessionStore:
         """Give up a claimed session; the record stays stored."""
         claimed.lease.release()
 
-    def _claim_new(self, project_root: str, agent_ref: str, holder: str) -> ClaimedSession:
+    def store_new(self, record: SessionRecord, claimed: ClaimedSession) -> None:
+        """Write a lazily claimed session for the first time (`record` is its state now)."""
+        check_lease(claimed.lease, record.id)
+        try:
+            self.records.create(record)
+        except OSError as exc:
+            raise SessionStorageError(exc) from exc
+
+    def _claim_new(self, project_root: str, agent_ref: str, holder: str, *,
+                   lazy: bool) -> ClaimedSession:
         for attempt in range(3):
             now = self._clock()
             record = SessionRecord.new(
@@ -153,6 +187,8 @@ class SessionStore:
                 now=now,
             )
             lease = self.leases.acquire(record.id, holder)
+            if lazy:
+                return ClaimedSession(record=record, lease=lease, stored=False)
             try:
                 self.records.create(record)
             except SessionExistsError:

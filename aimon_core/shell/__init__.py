@@ -14,7 +14,12 @@ from aimon_core.shell._local import (
     UnknownShellError,
     cap_text,
     cut_notice,
+    is_secret_name,
     kill_process_group,
+    model_env,
+    secret_values,
+    spawn_process,
+    wait_exit,
 )
 
 
@@ -60,5 +65,10 @@ __all__ = [
     "VirtualShell",
     "cap_text",
     "cut_notice",
+    "is_secret_name",
     "kill_process_group",
+    "model_env",
+    "secret_values",
+    "spawn_process",
+    "wait_exit",
 ]

@@ -7,11 +7,56 @@ import codecs
 import contextlib
 import itertools
 import os
+import re
 import signal
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+# Credentials of aimon itself: never in a model's command, whatever the settings say.
+PROVIDER_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"})
+# Any other variable whose name ends like a credential's is left out unless the settings'
+# `shellEnvPassthrough` names it (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ...).
+_SECRET_NAME = re.compile(
+    r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|SECRET_?KEY|TOKEN|PASSWORD|PASSWD)$"
+)
+# Shorter values would redact ordinary words and numbers.
+MIN_SECRET_LENGTH = 8
+
+
+def is_secret_name(name: str) -> bool:
+    """Return True if the variable `name` holds a credential by its name."""
+    upper = name.upper()
+    return upper in PROVIDER_KEYS or bool(_SECRET_NAME.search(upper))
+
+
+def model_env(
+    environ: Mapping[str, str], passthrough: Collection[str] = ()
+) -> dict[str, str]:
+    """Return `environ` without credentials: the environment of commands run for the model.
+
+    Provider keys always go; other secret-named variables stay only if `passthrough` names them.
+    """
+    allowed = set(passthrough) - PROVIDER_KEYS
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in allowed or not is_secret_name(name)
+    }
+
+
+def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Return (name, value) of every credential in `environ`, longest value first.
+
+    Passed-through variables are included: a command may use them, the model need not read them.
+    """
+    found = {
+        (name, value)
+        for name, value in environ.items()
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
+    }
+    return tuple(sorted(found, key=lambda pair: (-len(pair[1]), pair[0])))
 
 
 def cut_notice(count: int) -> str:
@@ -167,12 +212,56 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
 
 
+class _ExitNotice(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's stream protocol, plus a future set when the child watcher reports the exit."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def spawn_process(
+    *argv: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: int = asyncio.subprocess.DEVNULL,
+) -> asyncio.subprocess.Process:
+    """Start `argv` in a new session with piped stdout and stderr; `wait_exit` awaits it.
+
+    Same as `asyncio.create_subprocess_exec`, except that the process's exit can be awaited
+    without waiting for its pipes (see `wait_exit`).
+    """
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ExitNotice(2**16, loop),
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop)
+
+
 async def wait_exit(proc: asyncio.subprocess.Process) -> int:
     """Wait until `proc` has exited and return its exit code.
 
     Unlike `Process.wait()` on Python 3.11, this does not also wait for the output pipes
-    to close, which a child left running may hold open for as long as it lives.
+    to close, which a child left running may hold open for as long as it lives. A process
+    from `spawn_process` is awaited through asyncio's child watcher (notified, no polling:
+    polling with 1-50 ms sleeps cost up to 50 ms per command); any other is polled.
     """
+    protocol = getattr(proc, "_protocol", None)
+    if isinstance(protocol, _ExitNotice):
+        # Shielded: a timeout around this wait must not cancel the shared future.
+        await asyncio.shield(protocol.exited)
     delay = 0.001
     while (code := proc.returncode) is None:
         await asyncio.sleep(delay)
@@ -232,28 +321,28 @@ class LocalShell:
         output_limit: int = 30_000,
         kill_grace: float = 1.0,
         env: Mapping[str, str] | None = None,
+        passthrough: Collection[str] = (),
     ) -> None:
-        """`env` adds variables to every command's environment (settings' `env`)."""
+        """`env` adds variables to every command's environment (settings' `env`).
+
+        Commands inherit aimon's environment without credentials (see `model_env`);
+        `passthrough` names secret-named variables to keep anyway (never provider keys).
+        """
         self.output_limit = output_limit
         self.kill_grace = kill_grace
         self.env = dict(env or {})
+        self.passthrough = frozenset(passthrough)
         self._jobs: dict[str, _Job] = {}
         self._ids = itertools.count(1)
+
+    def _child_env(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        """Return a command's environment: aimon's without credentials, then the additions."""
+        return {**model_env(os.environ, self.passthrough), **self.env, **(env or {})}
 
     async def _spawn(
         self, command: str, cwd: Path, env: Mapping[str, str] | None
     ) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            "/bin/bash",
-            "-c",
-            command,
-            cwd=cwd,
-            env=None if env is None and not self.env else {**os.environ, **self.env, **(env or {})},
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        return await spawn_process("/bin/bash", "-c", command, cwd=cwd, env=self._child_env(env))
 
     async def run(
         self,

@@ -37,7 +37,17 @@ class CommandSubject:
     param: str
 
 
-Subject = PathSubject | CommandSubject
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NameSubject:
+    """The tool starts the thing named in parameter `param` (a skill): rules say `Skill(name)`."""
+
+    param: str
+
+
+Subject = PathSubject | CommandSubject | NameSubject
+
+PathFilter = Callable[[Path], bool]
+"""Tell whether a tool may read a path (False: a permission deny rule forbids it)."""
 
 
 class ToolInputError(ValueError):
@@ -133,6 +143,53 @@ class ToolContext:
     state: ToolState
     session_id: str = ""
     agent_name: str = "default"
+    # (name, value) of credentials to hide from tool results: `execute_tool` replaces each
+    # value with `[REDACTED:name]`. By default the credentials in aimon's own environment.
+    secrets: tuple[tuple[str, str], ...] = field(default_factory=lambda: _environ_secrets())
+    # Set by the permission layer when path deny rules exist; search tools skip what it refuses.
+    path_filter: PathFilter | None = None
+
+
+def _environ_secrets() -> tuple[tuple[str, str], ...]:
+    import os
+
+    from aimon_core.shell import secret_values
+
+    return secret_values(os.environ)
+
+
+def redact(text: str, secrets: Iterable[tuple[str, str]]) -> str:
+    """Return `text` with every secret value replaced by `[REDACTED:NAME]`."""
+    for name, value in secrets:
+        if value and value in text:
+            text = text.replace(value, f"[REDACTED:{name}]")
+    return text
+
+
+def _redact_value(value: Any, secrets: tuple[tuple[str, str], ...]) -> Any:
+    match value:
+        case str():
+            return redact(value, secrets)
+        case list() | tuple():
+            return type(value)(_redact_value(v, secrets) for v in value)
+        case Mapping():
+            return {k: _redact_value(v, secrets) for k, v in value.items()}
+        case _:
+            return value
+
+
+def redact_result(result: ToolResult, secrets: tuple[tuple[str, str], ...]) -> ToolResult:
+    """Return `result` with every secret value replaced in its text and its data."""
+    if not secrets:
+        return result
+    content = tuple(
+        TextBlock(text=redact(b.text, secrets)) if isinstance(b, TextBlock) else b
+        for b in result.content
+    )
+    data = _redact_value(result.data, secrets) if result.data else result.data
+    if content == result.content and data == result.data:
+        return result
+    return ToolResult(content=content, is_error=result.is_error, data=data)
 
 
 ToolRun = Callable[[ToolInput, ToolContext], Awaitable[ToolResult]]
@@ -171,6 +228,14 @@ class ToolRegistry:
             raise ValueError(f"tool {tool.name!r} is registered twice")
         self._tools[tool.name] = tool
 
+    def remove(self, name: str) -> bool:
+        """Remove the tool called `name`; return whether there was one.
+
+        Tools that join late (an MCP server's, once it connects) come and go this way; the
+        executor reads `definitions()` before every model call, so the next call sees it.
+        """
+        return self._tools.pop(name, None) is not None
+
     def get(self, name: str) -> Tool | None:
         """Return the tool called `name`, if any."""
         return self._tools.get(name)
@@ -198,8 +263,14 @@ class ToolRegistry:
         return name in self._tools
 
 
+# schema object's id -> (the schema, its validator). Keyed by identity: a tool's schema is
+# built once and checked on every call, and dumping it to JSON as a cache key cost more than
+# the check itself. The schema is held so that its id cannot be reused.
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
 @functools.cache
-def _validator(schema_json: str) -> Any:
+def _validator_for(schema_json: str) -> Any:
     import jsonschema  # the gate is the only user; keep it off the start-up path
 
     schema = json.loads(schema_json)
@@ -207,9 +278,26 @@ def _validator(schema_json: str) -> Any:
     return jsonschema.Draft202012Validator(schema)
 
 
+def _validator(schema: Mapping[str, Any]) -> Any:
+    entry = _VALIDATORS.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = (schema, _validator_for(json.dumps(schema, sort_keys=True)))
+        _VALIDATORS[id(schema)] = entry
+    return entry[1]
+
+
+def warm_validators(tools: Iterable[Tool]) -> None:
+    """Import jsonschema and build every tool's validator now (blocking: run it in a thread).
+
+    The first tool call otherwise pays for both: ~35 ms in `aimon -p` (issue 13).
+    """
+    for tool in tools:
+        _validator(tool.input_schema)
+
+
 def check_input(tool: Tool, raw: Mapping[str, Any]) -> str | None:
     """Return why `raw` does not fit the tool's schema, or None if it does."""
-    validator = _validator(json.dumps(tool.input_schema, sort_keys=True))
+    validator = _validator(tool.input_schema)
     errors = sorted(validator.iter_errors(dict(raw)), key=lambda e: list(e.absolute_path))
     if not errors:
         return None
@@ -220,9 +308,24 @@ def check_input(tool: Tool, raw: Mapping[str, Any]) -> str | None:
     return "; ".join(lines)
 
 
-async def execute_tool(tool: Tool, raw: Mapping[str, Any], context: ToolContext) -> ToolResult:
-    """Validate the input, run the tool, and turn any failure into an error result."""
-    problem = check_input(tool, raw)
+async def execute_tool(
+    tool: Tool, raw: Mapping[str, Any], context: ToolContext, *, checked: bool = False
+) -> ToolResult:
+    """Validate the input, run the tool, turn any failure into an error result, and redact.
+
+    `checked`: the caller has just passed `raw` through `check_input` (the executor does,
+    before the hooks and the permission gate); it is not checked a second time.
+
+    This is the one place where credentials (`context.secrets`) are removed from tool
+    results, before they are stored, shown or sent.
+    """
+    return redact_result(await _run_tool(tool, raw, context, checked=checked), context.secrets)
+
+
+async def _run_tool(
+    tool: Tool, raw: Mapping[str, Any], context: ToolContext, *, checked: bool
+) -> ToolResult:
+    problem = None if checked else check_input(tool, raw)
     if problem is not None:
         return ToolResult.error(
             f"Invalid input for {tool.name}: {problem}. Fix the arguments and call it again."

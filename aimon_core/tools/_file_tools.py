@@ -100,6 +100,15 @@ def _kind_problem(raw: str, info: FileStat) -> str | None:
     return None
 
 
+def _refuse_folder_path(raw: str) -> None:
+    """Refuse a file path that names a folder by its form (`dir/`, `dir/.`)."""
+    if raw.endswith(("/", "/.", "/..")) or raw in (".", ".."):
+        raise _RefusedError(
+            f"{raw!r} names a directory, not a file. Give the path of the file to write, "
+            "e.g. 'dir/name.txt'."
+        )
+
+
 def _os_error(action: str, raw: str, exc: OSError) -> ToolResult:
     return ToolResult.error(f"Could not {action} {raw!r}: {exc.strerror or exc}")
 
@@ -282,6 +291,7 @@ async def write_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     raw, content = inp.str("file_path"), inp.str("content")
     new = encode_text(content)
     try:
+        _refuse_folder_path(raw)
         path, info = await _resolve(ctx, raw)
         old = None if info is None else await _current_for_change(ctx, raw, path, info)
         await ctx.fs.write_atomic(path, new)
@@ -396,6 +406,7 @@ async def edit_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     if old == new:
         return ToolResult.error("old_string and new_string are the same; nothing would change.")
     try:
+        _refuse_folder_path(raw)
         path, info = await _resolve(ctx, raw)
         if info is None:
             return await _create_by_edit(ctx, raw, path, old, new)

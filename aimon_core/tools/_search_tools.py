@@ -7,13 +7,21 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from aimon_core.filesystem import PathError
 from aimon_core.shell import ShellResult
-from aimon_core.tools._base import PathSubject, Tool, ToolContext, ToolInput, ToolResult
+from aimon_core.tools._base import (
+    PathFilter,
+    PathSubject,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolResult,
+)
 
 GLOB_MAX_RESULTS = 100
 GREP_MAX_CHARS = 30_000
@@ -74,6 +82,64 @@ async def _search_root(ctx: ToolContext, raw: str | None) -> tuple[Path, bool]:
     if info is None:
         raise _SearchError(f"The path {raw!r} does not exist (resolved to {str(path)!r}).")
     return path, info.kind == "directory"
+
+
+def _skipped_note(skipped: int) -> str:
+    if not skipped:
+        return ""
+    paths = "path" if skipped == 1 else "paths"
+    return f"\n(Skipped {skipped} {paths} that a permission deny rule forbids reading.)"
+
+
+def _is_regular(path: Path) -> bool:
+    """Tell whether ``path`` is a regular file (FIFOs, devices and sockets could hang a read)."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _readable_files(paths: list[Path], allowed: PathFilter | None) -> tuple[list[Path], int]:
+    """Keep the regular files ``allowed`` accepts; return them and how many it refused."""
+    kept: list[Path] = []
+    refused = 0
+    for path in paths:
+        if not _is_regular(path):
+            continue
+        if allowed is not None and not allowed(path):
+            refused += 1
+            continue
+        kept.append(path)
+    return kept, refused
+
+
+class _LineFilter:
+    """Drop ripgrep output lines about files the path filter refuses, counting the files."""
+
+    def __init__(self, allowed: PathFilter | None, *, null_separated: bool) -> None:
+        self.allowed = allowed
+        self.null_separated = null_separated
+        self.refused: set[str] = set()
+        self._seen: dict[str, bool] = {}
+
+    def keep(self, lines: list[str]) -> list[str]:
+        if self.allowed is None:
+            return lines
+        kept: list[str] = []
+        for line in lines:
+            if self.null_separated and "\0" not in line:
+                kept.append(line)  # a `--` context separator
+                continue
+            path, _, rest = line.partition("\0") if self.null_separated else (line, "", "")
+            if path not in self._seen:
+                self._seen[path] = self.allowed(Path(path))
+            if not self._seen[path]:
+                self.refused.add(path)
+            elif self.null_separated:
+                kept.append(f"{path}:{rest}")
+            else:
+                kept.append(line)
+        return kept
 
 
 def _newest_first(paths: list[Path]) -> list[Path]:
@@ -214,9 +280,11 @@ async def glob_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     except OSError as exc:
         return ToolResult.error(f"Glob could not search: {exc.strerror or exc}")
     matches = [root / line for line in lines if matcher.match(line)]
+    matches, refused = await asyncio.to_thread(_readable_files, matches, ctx.path_filter)
     found = await asyncio.to_thread(_newest_first, matches)
     if not found:
-        return ToolResult.ok(f"No files found matching {pattern!r} in {str(root)!r}.", count=0)
+        text = f"No files found matching {pattern!r} in {str(root)!r}.{_skipped_note(refused)}"
+        return ToolResult.ok(text, count=0, skipped=refused)
     shown = found[:GLOB_MAX_RESULTS]
     text = "\n".join(str(p) for p in shown)
     if len(found) > len(shown) or cut:
@@ -224,7 +292,9 @@ async def glob_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
             f"\n(Showing the {len(shown)} most recently modified of {len(found)}"
             f"{'+' if cut else ''} files. Use a more specific pattern or path to see others.)"
         )
-    return ToolResult.ok(text, count=len(found), truncated=len(found) > len(shown) or cut)
+    text += _skipped_note(refused)
+    return ToolResult.ok(text, count=len(found), truncated=len(found) > len(shown) or cut,
+                         skipped=refused)
 
 
 GLOB_TOOL = Tool(
@@ -359,21 +429,45 @@ async def grep_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Grep tool."""
     mode = inp.opt_str("output_mode") or "files_with_matches"
     head_limit = inp.int("head_limit")
+    # With a path filter, content and count lines name their file before a NUL byte, so a
+    # file name holding `:` cannot hide which file a line came from.
+    lines_filter = _LineFilter(ctx.path_filter, null_separated=mode != "files_with_matches")
     try:
         target, is_dir = await _search_root(ctx, inp.opt_str("path"))
+        if not is_dir:
+            await asyncio.to_thread(_check_file, target, ctx.path_filter)
         args = grep_args(inp, mode, target)
+        if ctx.path_filter is not None and lines_filter.null_separated and is_dir:
+            args.insert(0, "--null")
+        else:
+            lines_filter.null_separated = False
         cwd = target if is_dir else target.parent
         lines, cut = await _run_rg(ctx, args, cwd=cwd)
+        if is_dir:
+            lines = await asyncio.to_thread(lines_filter.keep, lines)
     except (PathError, _SearchError) as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return ToolResult.error(f"Grep could not search: {exc.strerror or exc}")
+    note = _skipped_note(len(lines_filter.refused))
     if not lines:
-        return ToolResult.ok("No matches found.", count=0)
+        return ToolResult.ok(f"No matches found.{note}", count=0,
+                             skipped=len(lines_filter.refused))
     text, count = await asyncio.to_thread(_format_matches, mode, lines, head_limit)
     if cut:
         text += "\n(ripgrep's output was too large and was cut; narrow the search.)"
-    return ToolResult.ok(text, count=count, mode=mode)
+    return ToolResult.ok(text + note, count=count, mode=mode, skipped=len(lines_filter.refused))
+
+
+def _check_file(target: Path, allowed: PathFilter | None) -> None:
+    """Refuse to search a single file that is not regular or that a deny rule covers."""
+    if not _is_regular(target):
+        raise _SearchError(
+            f"{str(target)!r} is not a regular file (a FIFO, device or socket); Grep only "
+            "searches regular files and directories."
+        )
+    if allowed is not None and not allowed(target):
+        raise _SearchError(f"A permission deny rule forbids reading {str(target)!r}.")
 
 
 GREP_TOOL = Tool(

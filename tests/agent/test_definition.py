@@ -123,3 +123,112 @@ def test_repair_adds_missing_results_and_drops_orphans() -> None:
     tail = fixed[-1].content[0]
     assert isinstance(tail, ToolResultBlock) and tail.tool_use_id == "c" and tail.is_error
     assert repair_tool_pairs(fixed) == fixed
+
+
+@pytest.mark.parametrize(("front", "tools"), [
+    ("tools: Read, Grep, Bash(git log:*)", ("Read", "Grep", "Bash(git log:*)")),
+    ("tools: Read Grep Bash(git log:*)", ("Read", "Grep", "Bash(git log:*)")),
+    ("allowed-tools: Read Bash(git diff --stat:*)", ("Read", "Bash(git diff --stat:*)")),
+    ("allowed-tools: [Read, 'Bash(git:*)']", ("Read", "Bash(git:*)")),
+    ("tools:\n  - Read\n  - mcp__server__tool", ("Read", "mcp__server__tool")),
+])
+def test_tool_list_forms(front: str, tools: tuple[str, ...]) -> None:
+    agent = parse_agent(f"---\nname: a\n{front}\n---\nx\n")
+    assert agent.tools == tools and agent.warnings == ()
+
+
+def test_tool_list_given_twice_is_an_error() -> None:
+    with pytest.raises(AgentDefinitionError, match="give the tool list once"):
+        parse_agent("---\nname: a\ntools: Read\nallowed-tools: Grep\n---\nx\n", source="x.md")
+
+
+@pytest.mark.parametrize(("tools", "fragment"), [
+    ("WebFetch, Read", "tool 'WebFetch' is not available in aimon"),
+    ("MultiEdit", "tool 'MultiEdit' is not available in aimon"),
+    ("Raed", "unknown tool 'Raed'"),
+])
+def test_tool_names_aimon_lacks_warn_naming_the_file(tools: str, fragment: str) -> None:
+    agent = parse_agent(f"---\nname: a\ntools: {tools}\n---\nx\n", source="agents/a.md")
+    assert agent.warnings == (f"agents/a.md: {fragment}; ignored",)
+    assert agent.tools is not None and tools.split(",")[0] in agent.tools
+
+
+def test_unknown_keys_warn_but_color_does_not() -> None:
+    agent = parse_agent("---\nname: a\ncolor: red\npermissionMode: plan\nzz: 1\n---\nx\n",
+                        source="a.md")
+    assert agent.warnings == ("a.md: unknown frontmatter key(s) permissionMode, zz; ignored",)
+    assert agent.extra == {"color": "red", "permissionMode": "plan", "zz": 1}
+
+
+@pytest.mark.parametrize("key", ["maxIterations", "max-iterations", "max_iterations"])
+def test_max_iterations_spellings(key: str) -> None:
+    assert parse_agent(f"---\nname: a\n{key}: '12'\n---\nx\n").max_iterations == 12
+
+
+def test_indented_frontmatter_is_a_clear_error() -> None:
+    with pytest.raises(AgentDefinitionError, match="column 0"):
+        parse_agent("\n    ---\n    name: a\n    ---\n    body\n", source="a.md")
+
+
+def test_colon_values_are_quoted_and_reparsed() -> None:
+    agent = parse_agent(
+        "---\nname: analyst\ndescription: Triggers on: 'cohort analysis', churn\n"
+        "tools:\n  - Read\n  - Grep\nmodel: sonnet\n---\nBody\n", source="a.md")
+    assert agent.description == "Triggers on: 'cohort analysis', churn"
+    assert agent.tools == ("Read", "Grep") and agent.model.name == "sonnet"
+    assert "quoted values holding ': '" in agent.warnings[0]
+
+
+def test_literal_backslash_n_examples_become_lines() -> None:
+    agent = parse_agent(
+        "---\nname: studio-coach\ndescription: Use this agent when a task starts. Examples:\\n\\n"
+        "<example>\\nContext: A big project\\nuser: \"Build it\"\\n</example>\ncolor: gold\n"
+        "tools: Read, Task\n---\nCoach.\n", source="a.md")
+    assert agent.description.splitlines()[:3] == [
+        "Use this agent when a task starts. Examples:", "", "<example>"]
+    assert "Context: A big project" in agent.description
+    assert agent.tools == ("Read", "Task")
+
+
+FAST_CASES = [
+    "name: a\ndescription: plain words, with commas (and parens)\n",
+    "name: a\ndescription: 'it''s quoted'\ntools: \"Read, Grep\"\n",
+    "description: >\n  folded\n  text\n\n  second paragraph\n\n\nname: x\n",
+    "description: >-\n  folded\n  stripped\n",
+    "description: |\n  line one\n  line two\n\n",
+    "description: |-\n  kept\n\n  lines\n",
+    "tools:\n  - Read\n  - Bash(git log:*)\n  - mcp__s__t\n",
+    "metadata:\n  author: Ada\n  version: '1.0'\n  count: 3\n",
+    "invoke:\n  user: true\n  model: off\nmax-iterations: 40\n",
+    "model: claude-sonnet-4-20250514\ncolor: red\n",
+    "name: a # comment\n",
+    "version: 1.0\n",
+    "flag: yes\nother: null\nempty:\n",
+    "when: 2024-01-01\n",
+    "tools: [Read, Grep]\n",
+    "description: \"escaped \\\" quote\"\n",
+    "description: >\n  uneven\n    indent\n",
+    "list:\n  - a\n  - b: c\n",
+    "deep:\n  inner:\n    x: 1\n",
+    "name: a\nname: b\n",
+    "on: x\n",
+    "n: 0x1F\nm: 1_000\nk: 007\n",
+    "description: text\n  continued plain\n",
+    "anchor: &a x\nref: *a\n",
+    "description: \"tab\tinside\"\r\nname: crlf\r\n",
+]
+
+
+@pytest.mark.parametrize("front", FAST_CASES)
+def test_fast_frontmatter_reader_agrees_with_yaml(front: str) -> None:
+    import yaml
+
+    from aimon_core.agent._definition import _simple_fields
+
+    fast = _simple_fields(front)
+    try:
+        expected = yaml.safe_load(front)
+    except yaml.YAMLError:
+        assert fast is None
+        return
+    assert fast is None or fast == expected

@@ -18,7 +18,7 @@ from aimon_core.agent import (
     StopCause,
     parse_agent,
 )
-from aimon_core.hook import CommandHookSpec, HookEvent, HookRegistry
+from aimon_core.hook import CommandHookSpec, HookDispatcher, HookEvent, HookRegistry
 from aimon_core.llm import Message, ScriptedLLMClient, TextBlock, ToolResultBlock, reply, script
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolRegistry, ToolResult
 
@@ -44,14 +44,16 @@ def hook_script(tmp_path: Path, name: str, body: str) -> str:
 
 def run_with(tmp_path: Path, client: ScriptedLLMClient, specs: list[CommandHookSpec],
              context: ToolContext) -> tuple[ExecutionResult, list[AgentEvent], list[Message]]:
+    registry = HookRegistry(specs, project_dir=tmp_path)
     runtime = AgentRuntime(agent=AGENT, client=client, model="scripted",
-                           tools=ToolRegistry([SHELL]),
-                           hooks=HookRegistry(specs, project_dir=tmp_path))
+                           tools=ToolRegistry([SHELL]), hooks=registry)
     events: list[AgentEvent] = []
     committed: list[Message] = []
+    hooks = HookDispatcher(registry, session_id=context.session_id, cwd=context.cwd,
+                           transcript_path="/t.jsonl", permission_mode=lambda: "acceptEdits")
     request = ExecutionRequest(prompt=Message.user("please"), tool_context=context,
                                environment=ENV, on_event=events.append,
-                               on_message=committed.append, transcript_path="/t.jsonl")
+                               on_message=committed.append, hooks=hooks)
     return asyncio.run(Executor().execute(runtime, request)), events, committed
 
 
@@ -96,6 +98,7 @@ def test_prompt_hook_context_and_post_tool_feedback(tmp_path: Path,
     seen = json.loads(log.read_text())
     assert seen["hook_event_name"] == "UserPromptSubmit" and seen["prompt"] == "please"
     assert seen["session_id"] == "s1" and seen["transcript_path"] == "/t.jsonl"
+    assert seen["permission_mode"] == "acceptEdits"
     assert "lint is clean" in result_text(committed[2])
 
 

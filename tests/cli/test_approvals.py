@@ -17,38 +17,22 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from aimon_cli._approval import TRUST_CHOICES, ApprovalBridge, approval_choices, choose
+from aimon_cli._approval import TRUST_CHOICES, Questions, approval_choices, choose
 from aimon_cli._preview import proposed_change
-from aimon_cli._setup import (
-    Assembly,
-    RuntimeOptions,
-    apply_settings,
-    attach_policy,
-    build_policy,
-)
 from aimon_cli.render import approval_lines, resolved_line
 from aimon_cli.repl import ReplOptions, ReplSession
-from aimon_core.agent import AgentRuntime, Environment, parse_agent
+from aimon_core.agent import Environment, parse_agent
 from aimon_core.config import LoadedSettings, TrustStore, load_settings
-from aimon_core.filesystem import LocalFileSystem
-from aimon_core.hook import HookRegistry
+from aimon_core.live import LiveSession
 from aimon_core.llm import LLMClient, reply, script
 from aimon_core.permission import (
     ApprovalAnswer,
     ApprovalRequest,
     ApprovalScope,
     PermissionMode,
-    interactive_gate,
 )
-from aimon_core.session import (
-    LiveSession,
-    MemorySessionLeaseStore,
-    MemorySessionRecordStore,
-    SessionStore,
-)
-from aimon_core.shell import LocalShell
-from aimon_core.tools import ToolContext, ToolRegistry, builtin_tools
-from aimon_core.tools._state import ToolState
+from aimon_core.runtime import AgentAssembly, RuntimeFlags, RuntimeParts, build_runtime
+from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 
 AGENT = parse_agent("---\nname: tester\n---\nTest agent.\n")
 ENV = Environment(cwd=Path("/p"), platform="test", date="2026-01-01")
@@ -183,35 +167,22 @@ def test_a_question_that_goes_away_ends_the_prompt() -> None:
 
 @contextlib.asynccontextmanager
 async def approving_host(tmp_path: Path, client: LLMClient
-                         ) -> AsyncIterator[tuple[ReplSession, Assembly, StringIO]]:
-    """Yield the REPL as a command host whose runtime asks through a bridge."""
+                         ) -> AsyncIterator[tuple[ReplSession, AgentAssembly, StringIO]]:
+    """Yield the REPL as a command host over a runtime built as the command line builds it."""
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
     (project / "calc.py").write_text(CALC)
-    options = RuntimeOptions(project_root=project, disallowed=("Bash(rm:*)",))
-    settings = load_settings(project, trust_store=TrustStore())
-    policy, _ = build_policy(options, settings, "agent:tester")
-    bridge = ApprovalBridge(project)
-    runtime = AgentRuntime(agent=AGENT, client=client, model="scripted",
-                           tools=ToolRegistry(builtin_tools()),
-                           gate=interactive_gate(policy, approve=bridge.approve,
-                                                 on_event=bridge.on_event))
-    assembly = Assembly(runtime=runtime, policy=policy, hooks=HookRegistry(),
-                        settings=settings, notices=[])
+    assembly = build_runtime(project, flags=RuntimeFlags(disallowed=("Bash(rm:*)",)),
+                             parts=RuntimeParts(client=client, agent_definition=AGENT))
     store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
 
     async def open_session(session_id: str | None) -> LiveSession:
-        ctx = ToolContext(project_root=project, cwd=project, fs=LocalFileSystem(project),
-                          shell=LocalShell(), state=ToolState())
-        live = await LiveSession.open(runtime, store, ctx, session_id=session_id,
-                                      environment=ENV)
-        attach_policy(policy, live)
-        return live
+        return await assembly.open_session(store, session_id=session_id)
 
     out = StringIO()
     repl_options = ReplOptions(project_root=project, store=store, open_session=open_session,
-                               history_file=tmp_path / "history", questions=bridge,
-                               assembly=lambda: assembly)
+                               history_file=tmp_path / "history",
+                               questions=Questions(project), assembly=lambda: assembly)
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         host = ReplSession(repl_options, console=Console(file=out, width=120, color_system=None))
         try:
@@ -343,9 +314,7 @@ def test_applying_reloaded_settings_replaces_rules_mode_and_hooks(tmp_path: Path
                 "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}))
             loaded: LoadedSettings = load_settings(project, trust_store=TrustStore())
             errors: list[Exception] = []
-            notes = apply_settings(assembly, RuntimeOptions(project_root=project,
-                                                            disallowed=("Bash(rm:*)",)),
-                                   loaded, errors.append)
+            notes = assembly.apply_settings(loaded, errors.append)
             policy = assembly.policy
             assert [r.text for r in policy.rules.deny] == ["Edit", "Bash(rm:*)"]
             assert policy.mode is PermissionMode.PLAN and assembly.settings is loaded
@@ -358,10 +327,10 @@ def test_applying_reloaded_settings_replaces_rules_mode_and_hooks(tmp_path: Path
             shown = (await host.commands.run("/permissions", host)).text
             assert f"  deny   Edit        user settings ({user})" in shown
             policy.set_mode(PermissionMode.DEFAULT)
-            flagged = RuntimeOptions(project_root=project, permission_mode="default")
+            assembly.flags = RuntimeFlags(permission_mode="default")
             user.write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
-            apply_settings(assembly, flagged, load_settings(project, trust_store=TrustStore()),
-                           errors.append)
+            assembly.apply_settings(load_settings(project, trust_store=TrustStore()),
+                                    errors.append)
             assert policy.mode is PermissionMode.DEFAULT  # the flag wins
             assert policy.rules.deny == ()
     run(test)

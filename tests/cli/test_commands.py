@@ -33,10 +33,10 @@ from aimon_core.command import (
     parse_slash,
 )
 from aimon_core.filesystem import LocalFileSystem
+from aimon_core.live import LiveSession
 from aimon_core.llm import LLMClient, reply, script
 from aimon_core.session import (
     BudgetOverride,
-    LiveSession,
     MemorySessionLeaseStore,
     MemorySessionRecordStore,
     SessionStore,
@@ -121,8 +121,8 @@ def test_system_commands_win_and_custom_ones_cannot_shadow_them() -> None:
         registry.register(command("Bad Name"))
     exit_command = registry.get("quit")
     assert exit_command is not None and exit_command.name == "exit"
-    assert {"help", "commands", "version", "status", "clear", "budget", "sessions", "resume",
-            "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
+    assert {"help", "commands", "version", "status", "clear", "compact", "budget", "sessions",
+            "resume", "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
             "revoke"} == set(registry.names())
     registry.register(command("review", origin="project"))
     assert [c.origin for c in registry.custom()] == ["project"]

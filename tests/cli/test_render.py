@@ -20,15 +20,9 @@ from aimon_core.agent import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from aimon_core.live import LiveSessionEvent, TurnFinished, TurnId, TurnQueued, TurnStarted
 from aimon_core.llm import Message, TextBlock, ToolResultBlock, Usage
-from aimon_core.session import (
-    LiveSessionEvent,
-    SessionTotals,
-    TurnFinished,
-    TurnId,
-    TurnQueued,
-    TurnStarted,
-)
+from aimon_core.session import SessionTotals
 from aimon_core.tools import ToolResult
 
 SESSION = "20261129-201500-ab12cd"

@@ -278,7 +278,7 @@ def test_resume_in_the_repl_opens_another_agents_session_on_its_runtime(
     child.expect_exact("session ")
     assert leave(child) == reviewer_session
     record = stored(home, reviewer_session)
-    assert record.agent_ref == "agent:reviewer"
+    assert record.agent_ref.startswith("agent:reviewer:")  # agent scope is per project
     assert [m.text for m in record.transcript.messages if m.role == "user"] == [
         "hello reviewer", "and now?"]
     system = str(server.requests[-1].body.get("system"))

@@ -244,3 +244,16 @@ def test_version_is_fast_and_light() -> None:
     imported = done.stderr
     for heavy in ("anthropic", "openai", "typer", "rich", "httpx"):
         assert f" {heavy}\n" not in imported and f" {heavy}." not in imported
+
+
+def test_slash_commands_run_in_print_mode_without_a_model_call(
+        repo: Path, server: LoopbackModelServer) -> None:
+    shown = run_aimon("anthropic", server, repo, "-p", "/help")
+    assert shown.returncode == 0, shown.stderr
+    assert "/budget" in shown.stdout and "/status" in shown.stdout
+    budget = run_aimon("anthropic", server, repo, "-p", "/budget", "--output-format", "json")
+    assert budget.returncode == 0, budget.stderr
+    assert json.loads(budget.stdout)["stop_reason"] == "command"
+    unknown = run_aimon("anthropic", server, repo, "-p", "/revew")
+    assert unknown.returncode == 1 and "aimon: Unknown command /revew" in unknown.stderr
+    assert server.requests == []

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aimon_core.agent import GateVerdict
+from aimon_core.agent import GateCall, GateVerdict
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.hook import PermissionDecision
+from aimon_core.hook import HookDispatcher, PermissionDecision
 from aimon_core.permission import (
     AgentApprovalStore,
     ApprovalAnswer,
@@ -291,13 +291,28 @@ def ctx(project: Path) -> ToolContext:
 Run = Callable[..., GateVerdict]
 
 
+def asking(approve: Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]] | None,
+           on_event: Callable[[object], None] = lambda e: None,
+           hooks: HookDispatcher | None = None) -> GateCall:
+    """Return what the executor gives the gate: here the asker puts the question on the
+    event stream first, as LiveSession does."""
+    if approve is None:
+        return GateCall(emit=on_event, hooks=hooks)
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        on_event(ApprovalRequested(request=request))
+        return await approve(request)
+
+    return GateCall(ask=ask, emit=on_event, hooks=hooks)
+
+
 def runner(policy: PermissionPolicy, approver: Approver | None, ctx: ToolContext,
            events: list[object] | None = None) -> Run:
-    gate = interactive_gate(policy, approve=approver,
-                            on_event=(events.append if events is not None else lambda e: None))
+    gate = interactive_gate(policy)
+    gate_call = asking(approver, events.append if events is not None else lambda e: None)
 
     def run(tool: str, value: str) -> GateVerdict:
-        return asyncio.run(gate(*call(tool, value), ctx))
+        return asyncio.run(gate(*call(tool, value), ctx, call=gate_call))
 
     return run
 
@@ -462,8 +477,9 @@ def test_cancel_while_asking_propagates(project: Path, ctx: ToolContext) -> None
             if isinstance(event, ApprovalRequested):
                 asked.set()
 
-        gate = interactive_gate(policy, approve=approve, on_event=on_event)
-        task = asyncio.create_task(gate(*call("Bash", "npm install"), ctx))
+        gate = interactive_gate(policy)
+        task = asyncio.create_task(gate(*call("Bash", "npm install"), ctx,
+                                        call=asking(approve, on_event)))
         await asked.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -478,9 +494,9 @@ def test_concurrent_asks_are_serialized_and_redecided(project: Path, ctx: ToolCo
     approver = Approver([yes(ApprovalScope.SESSION)])
 
     async def scenario() -> list[GateVerdict]:
-        gate = interactive_gate(policy, approve=approver)
+        gate, ask = interactive_gate(policy), asking(approver)
         edit = call("Edit", "src/a.py")
-        return list(await asyncio.gather(gate(*edit, ctx), gate(*edit, ctx)))
+        return list(await asyncio.gather(gate(*edit, ctx, call=ask), gate(*edit, ctx, call=ask)))
 
     assert all(v.allowed for v in asyncio.run(scenario()))
     assert len(approver.requests) == 1
@@ -509,13 +525,14 @@ def test_permission_request_hooks_answer_for_the_user(tmp_path: Path) -> None:
     hooks = HookRegistry()
     hooks.register(HookEvent.PERMISSION_REQUEST, verdict, matcher="Bash")
     policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, tmp_path)
-    gate = make_gate(policy, approve=None, hooks=hooks)
+    gate = make_gate(policy)
+    dispatcher = HookDispatcher(hooks, session_id="s1", cwd=tmp_path)
     bash = next(t for t in builtin_tools() if t.name == "Bash")
     ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, fs=LocalFileSystem(tmp_path),
                       shell=LocalShell(), state=ToolState())
 
     async def ask(command: str) -> tuple[bool, str]:
-        got = await gate(bash, {"command": command}, ctx)
+        got = await gate(bash, {"command": command}, ctx, call=asking(None, hooks=dispatcher))
         return got.allowed, got.message
 
     assert asyncio.run(ask("make test"))[0] is True

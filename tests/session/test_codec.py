@@ -142,3 +142,14 @@ def test_malformed_lines_are_rejected(text: str | bytes, error: str) -> None:
 def test_unknown_extra_keys_are_ignored() -> None:
     obj = {"role": "user", "content": [{"type": "text", "text": "hi", "cache": True}], "x": 1}
     assert message_from_json(obj) == Message.user("hi")
+
+
+def test_tool_started_line_round_trips() -> None:
+    from datetime import UTC, datetime
+
+    from aimon_core.session._codec import ToolStartedLine, line_from_json, line_to_json
+
+    line = ToolStartedLine(at=datetime(2026, 1, 2, tzinfo=UTC), ids=("toolu_1", "toolu_2"))
+    text = line_to_json(line)
+    assert '"type":"tool_started"' in text and '"ids":["toolu_1","toolu_2"]' in text
+    assert line_from_json(text) == line

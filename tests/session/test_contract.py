@@ -285,3 +285,40 @@ def test_a_lease_on_another_session_is_refused(
 
     with pytest.raises(ValueError, match="used to write"):
         store.append(record.id, [Message.user("x")], lease=lease)
+
+
+def test_started_tool_calls_are_kept_until_answered(
+    make_store: StoreMaker, project: str, clock: FakeClock
+) -> None:
+    from aimon_core.llm import TextBlock, ToolResultBlock, ToolUseBlock
+
+    store = make_store()
+    record = new_record(project, clock)
+    store.create(record)
+    calls = Message(role="assistant", content=(
+        ToolUseBlock(id="t1", name="Write", input={}),
+        ToolUseBlock(id="t2", name="Bash", input={})))
+    store.append(record.id, [Message.user("go"), calls])
+    store.mark_tool_started(record.id, ["t1"])
+    store.mark_tool_started(record.id, ["t2"], sync=True)
+    assert make_store().load(record.id).started_tool_ids == ("t1", "t2")
+
+    answer = ToolResultBlock(tool_use_id="t1", content=(TextBlock(text="ok"),))
+    store.append(record.id, [Message(role="user", content=(answer,))])
+    assert make_store().load(record.id).started_tool_ids == ("t2",)
+
+    store.replace_transcript(record.id, [Message.user("summary"), calls])
+    assert make_store().load(record.id).started_tool_ids == ("t2",)
+
+
+def test_mark_tool_started_checks_the_lease(
+    make_store: StoreMaker, project: str, clock: FakeClock
+) -> None:
+    store = make_store()
+    record = new_record(project, clock)
+    store.create(record)
+    leases = MemorySessionLeaseStore()
+    lease = leases.acquire(record.id, "me")
+    lease.release()
+    with pytest.raises(StaleLeaseError):
+        store.mark_tool_started(record.id, ["t1"], lease=lease)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aimon_core.llm import Message
+from aimon_core.agent import MAY_HAVE_RUN_RESULT, NEVER_RAN_RESULT, repair_tool_pairs
+from aimon_core.llm import Message, ToolResultBlock
 from aimon_core.session import (
     FileSessionLeaseStore,
     FileSessionRecordStore,
@@ -124,3 +125,29 @@ def test_a_claim_in_this_process_names_the_other_process(
 
     claimed = sessions.claim(record.id, project_root=project, agent_ref="default")
     sessions.release(claimed)
+
+
+def test_kill9_after_write_ran_says_it_may_have_run(
+    base_dir: Path, record: SessionRecord, tmp_path: Path
+) -> None:
+    target = tmp_path / "out.txt"
+    with child("write", base_dir, record.id, str(target)) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "written\n"
+        kill9(proc)
+    assert target.read_text() == "done\n"  # the write happened; its result was never stored
+
+    loaded = FileSessionRecordStore(base_dir).load(record.id)
+    (use,) = loaded.transcript.messages[-1].tool_uses
+    assert loaded.started_tool_ids == (use.id,)
+    assert b'"type":"tool_started"' in FileSessionRecordStore(base_dir).path_of(
+        record.id).read_bytes()
+    repaired = repair_tool_pairs(loaded.transcript.messages, loaded.started_tool_ids)
+    (answer,) = repaired[-1].content
+    assert isinstance(answer, ToolResultBlock) and answer.is_error
+    assert answer.tool_use_id == use.id
+    assert answer.content[0].text == MAY_HAVE_RUN_RESULT  # type: ignore[union-attr]
+    assert "Not run" not in MAY_HAVE_RUN_RESULT
+    # A call that never started keeps the never-ran text.
+    never = repair_tool_pairs(loaded.transcript.messages)
+    assert never[-1].content[0].content[0].text == NEVER_RAN_RESULT  # type: ignore[union-attr]

@@ -18,19 +18,21 @@ from aimon_core.agent import (
     repair_tool_pairs,
 )
 from aimon_core.filesystem import LocalFileSystem
+from aimon_core.live import (
+    LiveSession,
+    LiveSessionEvent,
+    SubmitOutcome,
+    TurnFinished,
+    TurnQueued,
+    TurnStarted,
+)
 from aimon_core.llm import LLMRequest, LLMResponse, ToolResultBlock, reply, script
 from aimon_core.session import (
     BudgetOverride,
     FileSessionLeaseStore,
     FileSessionRecordStore,
-    LiveSession,
-    LiveSessionEvent,
     SessionLockedError,
     SessionStore,
-    SubmitOutcome,
-    TurnFinished,
-    TurnQueued,
-    TurnStarted,
 )
 from aimon_core.shell import LocalShell
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolRegistry, ToolResult

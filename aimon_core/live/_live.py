@@ -1,4 +1,11 @@
-"""LiveSession: the in-process handle that runs turns for one session and keeps it on disk."""
+"""LiveSession: the in-process handle that runs turns for one session and keeps it on disk.
+
+Everything a front end shows comes from its one event stream (`events()` / `subscribe`): the
+turn's text, tool calls and results, retries, notices, and approval questions. Whoever
+subscribes with ``answers=True`` answers those questions through `answer`; with no such
+subscriber (print mode, a script) a call that needs approval is refused with a clear message.
+Input that starts with ``/`` runs a slash command instead of calling the model.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import asyncio
 import contextlib
 import enum
 import itertools
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
@@ -15,6 +23,11 @@ from typing import NewType
 from aimon_core.agent import (
     AgentEvent,
     AgentRuntime,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalRequested,
+    ApprovalWithdrawn,
+    Compacted,
     Environment,
     ExecutionBudget,
     ExecutionFinished,
@@ -22,12 +35,23 @@ from aimon_core.agent import (
     ExecutionResult,
     Executor,
     Notice,
+    StopCause,
     gather_environment,
+    repair_tool_pairs,
 )
-from aimon_core.hook import HookEvent, HookInput, feedback_reminder
-from aimon_core.llm import Message, TextBlock
+from aimon_core.command import CommandHost, CommandOutcome, CommandRegistry, parse_slash
+from aimon_core.compact import CompactionSettings, SessionCompactor
+from aimon_core.hook import HookDispatcher, HookEvent, feedback_reminder
+from aimon_core.live._compaction import context_size, session_folder, with_extra_root
+from aimon_core.llm import Message, TextBlock, ToolUseBlock, Usage
 from aimon_core.session._ids import SessionId
-from aimon_core.session._record import BudgetOverride, SessionRecord, SessionTotals
+from aimon_core.session._record import (
+    BudgetOverride,
+    SessionRecord,
+    SessionTotals,
+    SessionTranscript,
+    unanswered_tool_ids,
+)
 from aimon_core.session._store import ClaimedSession, SessionStore
 from aimon_core.tools import ToolContext
 
@@ -71,7 +95,31 @@ class TurnFinished:
     totals: SessionTotals
 
 
-LiveSessionEvent = AgentEvent | TurnQueued | TurnStarted | TurnFinished
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandRan:
+    """A slash command ran in place of a turn; `prompt` is set when it asks for a turn."""
+
+    turn_id: TurnId
+    text: str
+    outcome: CommandOutcome
+    duration_s: float
+
+    @property
+    def prompt(self) -> str | None:
+        """Return the prompt the command expands to (skill-backed commands), or None."""
+        return self.outcome.prompt
+
+    @property
+    def result(self) -> ExecutionResult:
+        """Return the command's outcome in the shape of a turn's result."""
+        return ExecutionResult(
+            stop=StopCause.COMMAND_FAILED if self.outcome.is_error else StopCause.COMMAND,
+            reason=self.text.strip().split()[0] if self.text.strip() else "/",
+            text=self.outcome.text, new_messages=(), usage=Usage(), cost_usd=0.0,
+            iterations=0, tool_calls=0, duration_s=self.duration_s)
+
+
+LiveSessionEvent = AgentEvent | TurnQueued | TurnStarted | TurnFinished | CommandRan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +135,10 @@ class LiveSessionStatus:
     totals: SessionTotals
     budget: ExecutionBudget
     budget_override: BudgetOverride | None
+    pending_approvals: int = 0
+    # The estimated size of the next request and the window it must fit (compaction).
+    context_tokens: int = 0
+    context_window: int = 0
 
 
 class LiveSession:
@@ -104,22 +156,40 @@ class LiveSession:
         tool_context: ToolContext,
         environment: Environment,
         executor: Executor | None = None,
+        commands: CommandRegistry | None = None,
+        compaction: CompactionSettings | None = None,
     ) -> None:
         self.runtime = runtime
+        # Input starting with `/` runs one of these (None: every input goes to the model).
+        self.commands = commands
+        # What the commands may do (switch sessions, list...); None: what this session can.
+        self.command_host: CommandHost | None = None
         self._store = store
         self._claimed = claimed
         self._record = claimed.record
+        self._stored = claimed.stored  # (R) a new session reaches disk with its first message
         self._context = replace(tool_context, session_id=claimed.record.id)
         self._environment = environment
         self._executor = executor or Executor()
         self._lock = asyncio.Lock()
         self._subscribers: list[Callable[[LiveSessionEvent], None]] = []
+        self._answerers = 0  # subscribers that answer approval questions
+        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = {}
+        self.hooks = HookDispatcher(
+            runtime.hooks, session_id=claimed.record.id, cwd=tool_context.cwd,
+            transcript_path=self.transcript_path, permission_mode=runtime.permission_mode)
         self._running: tuple[TurnId, asyncio.Task[ExecutionResult]] | None = None
         self._waiting = 0
         self._closed = False
         self._closers: list[Callable[[], None]] = []
         self._pending_context: list[str] = []
         self._turns = itertools.count(1)
+        spill_dir = session_folder(self.transcript_path, self.id)
+        self._context = with_extra_root(self._context, spill_dir)
+        self._compactor = SessionCompactor(
+            client=runtime.client, model=runtime.model, settings=compaction, hooks=self.hooks,
+            spill_dir=spill_dir, failures=claimed.record.compaction_failure_count,
+            on_compacted=self._save_compaction, on_notice=self._publish)
 
     @classmethod
     async def open(
@@ -131,11 +201,13 @@ class LiveSession:
         session_id: str | None = None,
         holder: str | None = None,
         environment: Environment | None = None,
+        commands: CommandRegistry | None = None,
+        compaction: CompactionSettings | None = None,
     ) -> LiveSession:
         """Claim a session (new when `session_id` is None) and return its live handle."""
         claimed = await asyncio.to_thread(
             store.claim, session_id, project_root=str(tool_context.project_root),
-            agent_ref=str(runtime.runtime_id), holder=holder,
+            agent_ref=str(runtime.runtime_id), holder=holder, lazy=True,
         )
         try:
             env = environment or await gather_environment(
@@ -144,7 +216,7 @@ class LiveSession:
             store.release(claimed)
             raise
         live = cls(runtime=runtime, store=store, claimed=claimed, tool_context=tool_context,
-                   environment=env)
+                   environment=env, commands=commands, compaction=compaction)
         await live._session_hook(HookEvent.ON_SESSION_START,
                                  source="startup" if session_id is None else "resume")
         return live
@@ -158,6 +230,11 @@ class LiveSession:
     def record(self) -> SessionRecord:
         """Return the session record as of the last committed message."""
         return self._record
+
+    @property
+    def store(self) -> SessionStore:
+        """Return the store that keeps this session."""
+        return self._store
 
     @property
     def project_root(self) -> Path:
@@ -181,17 +258,36 @@ class LiveSession:
             running_turn=self._running[0] if self._running else None, queued=self._waiting,
             message_count=len(self._record.transcript.messages), totals=self._record.totals,
             budget=self.budget(), budget_override=self._record.budget_override,
+            pending_approvals=len(self._pending),
+            context_tokens=context_size(self._compactor, self._record.transcript.messages,
+                                        self.runtime.tools.definitions()),
+            context_window=self._compactor.window,
         )
 
-    def subscribe(self, callback: Callable[[LiveSessionEvent], None]) -> Callable[[], None]:
-        """Call `callback` with every event; return a function that unsubscribes."""
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback)
+    def subscribe(self, callback: Callable[[LiveSessionEvent], None], *,
+                  answers: bool = False) -> Callable[[], None]:
+        """Call `callback` with every event; return a function that unsubscribes.
 
-    async def events(self) -> AsyncIterator[LiveSessionEvent]:
-        """Yield every event from now on, until the session closes."""
+        ``answers=True`` says the subscriber answers `ApprovalRequested` events (through
+        `answer`); while none does, calls that need approval are refused instead of asked.
+        """
+        self._subscribers.append(callback)
+        self._answerers += answers
+        done = False
+
+        def unsubscribe() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                self._subscribers.remove(callback)
+                self._answerers -= answers
+
+        return unsubscribe
+
+    async def events(self, *, answers: bool = False) -> AsyncIterator[LiveSessionEvent]:
+        """Yield every event from now on, until the session closes (see `subscribe`)."""
         queue: asyncio.Queue[LiveSessionEvent | None] = asyncio.Queue()
-        unsubscribe = self.subscribe(queue.put_nowait)
+        unsubscribe = self.subscribe(queue.put_nowait, answers=answers)
         self._closers.append(lambda: queue.put_nowait(None))
         try:
             while (event := await queue.get()) is not None:
@@ -237,6 +333,41 @@ class LiveSession:
         task.cancel()
         return True
 
+    def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
+        """Return the approval questions waiting for an answer, oldest first."""
+        return tuple(request for request, future in self._pending.values() if not future.done())
+
+    def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
+        """Answer a waiting approval question; False if none with that id waits."""
+        waiting = self._pending.get(request_id)
+        if waiting is None or waiting[1].done():
+            return False
+        waiting[1].set_result(answer)
+        return True
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """Ask this session's answerer about work done for it (a fork); None: nobody can."""
+        return await self._ask(request)
+
+    def notify(self, event: AgentEvent) -> None:
+        """Put an event of work done for this session (a fork's progress) on its stream."""
+        self._publish(event)
+
+    async def _ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
+        """Put `request` on the event stream and wait for an answer; None if nobody answers."""
+        if self._answerers <= 0:
+            return None
+        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+        self._pending[request.id] = (request, future)
+        try:
+            self._publish(ApprovalRequested(request=request))
+            return await future
+        finally:
+            self._pending.pop(request.id, None)
+            if not future.done() or future.cancelled():  # not answered: the turn ended
+                future.cancel()
+                self._publish(ApprovalWithdrawn(request_id=request.id))
+
     def set_budget_override(self, override: BudgetOverride | None) -> None:
         """Store a budget override on the record (it survives resume)."""
         self._record = replace(self._record, budget_override=override)
@@ -267,12 +398,9 @@ class LiveSession:
     async def _session_hook(self, event: HookEvent, *, source: str | None = None,
                             reason: str | None = None) -> None:
         """Run SessionStart / SessionEnd hooks; SessionStart context joins the next prompt."""
-        hooks = self.runtime.hooks
-        if hooks is None or not hooks.has_hooks(event, source or reason):
+        if not self.hooks.active(event, source or reason):
             return
-        result = await hooks.dispatch(event, HookInput(
-            event=event, session_id=self.id, cwd=self._context.cwd,
-            transcript_path=self.transcript_path, source=source, reason=reason))
+        result = await self.hooks.fire(event, source=source, reason=reason)
         for note in (*result.errors, result.system_message):
             if note:
                 self._publish(Notice(text=note, level="warning"))
@@ -282,8 +410,18 @@ class LiveSession:
     @property
     def transcript_path(self) -> str | None:
         """Return where the transcript is stored, when the store keeps files."""
-        path_of = getattr(self._store.records, "path_of", None)
+        records = self._store.records
+        path_for = getattr(records, "path_for", None)
+        if not self._stored and callable(path_for):  # (R) not written yet: where it will be
+            return str(path_for(self.id, self._record.project_root))
+        path_of = getattr(records, "path_of", None)
         return str(path_of(self.id)) if callable(path_of) else None
+
+    def _ensure_stored(self) -> None:
+        """(R) Write a new session the first time it has something to keep."""
+        if not self._stored:
+            self._store.store_new(self._record, self._claimed)
+            self._stored = True
 
     async def _turn(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget | None
                     ) -> ExecutionResult:
@@ -297,10 +435,28 @@ class LiveSession:
             task = asyncio.current_task()
             assert task is not None
             self._running = (turn_id, task)
+            if self.commands is not None and parse_slash(prompt) is not None:
+                outcome = await self._command(turn_id, prompt)
+                if outcome.prompt is None:
+                    return outcome.result
+                prompt = outcome.prompt
             return await self._execute(turn_id, prompt, budget or self.budget())
         finally:
             self._running = None
             self._lock.release()
+
+    async def _command(self, turn_id: TurnId, text: str) -> CommandRan:
+        """Run a slash command (before any model call); publish and return what it did."""
+        from aimon_core.live._host import SessionCommandHost
+
+        assert self.commands is not None
+        started = time.monotonic()
+        host = self.command_host or SessionCommandHost(self, self.commands)
+        outcome = await self.commands.run(text, host)
+        ran = CommandRan(turn_id=turn_id, text=text, outcome=outcome,
+                         duration_s=time.monotonic() - started)
+        self._publish(ran)
+        return ran
 
     async def _execute(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget
                        ) -> ExecutionResult:
@@ -317,11 +473,13 @@ class LiveSession:
             extra = tuple(TextBlock(text=text) for text in self._pending_context)
             message = Message(role="user", content=(*message.content, *extra))
             self._pending_context.clear()
+        history, message = self._recovered(message)
         request = ExecutionRequest(
-            prompt=message, tool_context=self._context, transcript_path=self.transcript_path,
-            history=self._record.transcript.messages, budget=budget,
+            prompt=message, tool_context=self._context, hooks=self.hooks, ask=self._ask,
+            history=history, budget=budget,
             environment=self._environment, on_event=on_event, on_message=self._persist,
-            execution_id=turn_id,
+            execution_id=turn_id, on_tool_started=self._mark_started,
+            compactor=self._compactor,
         )
         try:
             result = await self._executor.execute(self.runtime, request)
@@ -340,11 +498,69 @@ class LiveSession:
         self._record = replace(self._record, totals=totals)
 
     def _persist(self, message: Message) -> None:
+        self._ensure_stored()
         self._store.records.append(self.id, [message], lease=self._claimed.lease)
         self._record = replace(self._record,
-                               transcript=self._record.transcript.appended([message]))
+                               transcript=self._record.transcript.appended([message]),
+                               started_tool_ids=unanswered_tool_ids(
+                                   self._record.started_tool_ids, [message]))
+
+    # -- crash recovery: a call recorded as started and never answered may have run.
+
+    def _mark_started(self, use: ToolUseBlock) -> None:
+        # Durable before the tool runs: after a crash the record must not say "not run".
+        self._ensure_stored()
+        self._store.records.mark_tool_started(self.id, [use.id], lease=self._claimed.lease,
+                                              sync=True)
+        self._record = replace(self._record,
+                               started_tool_ids=(*self._record.started_tool_ids, use.id))
+
+    def _recovered(self, prompt: Message) -> tuple[tuple[Message, ...], Message]:
+        """Answer the calls a crash left without a result; trailing answers lead the prompt."""
+        history = self._record.transcript.messages
+        if not self._record.started_tool_ids:
+            return history, prompt
+        repaired = repair_tool_pairs(history, self._record.started_tool_ids)
+        if history and history[-1].role == "assistant" and repaired[-1].role == "user":
+            answers = repaired[-1]
+            return repaired[:-1], Message(role="user",
+                                          content=(*answers.content, *prompt.content))
+        return repaired, prompt
+
+    async def compact(self, instructions: str | None = None) -> Compacted:
+        """Summarise the conversation now (`/compact`), between turns; return the report.
+
+        Waits for a running turn to end, unless called from inside it (a slash command).
+        """
+        running = self._running is not None and self._running[1] is asyncio.current_task()
+        async with contextlib.nullcontext() if running else self._lock:
+            history = repair_tool_pairs(self._record.transcript.messages,
+                                        self._record.started_tool_ids)
+            done = await self._compactor.compact(
+                history, trigger="manual", instructions=instructions,
+                tools=self.runtime.tools.definitions())
+            if done.usage != Usage():
+                totals = self._record.totals
+                self._record = replace(self._record, totals=replace(
+                    totals.add_turn(iterations=0, usage=done.usage, cost_usd=done.cost_usd),
+                    turns=totals.turns))
+                self._write_side(sync=True)
+            self._publish(done)
+            return done
+
+    def _save_compaction(self, done: Compacted) -> None:
+        """Keep the compacted transcript as a snapshot (what --resume starts from)."""
+        self._ensure_stored()
+        self._store.records.replace_transcript(self.id, done.messages, lease=self._claimed.lease)
+        self._record = replace(
+            self._record, transcript=SessionTranscript(messages=done.messages),
+            compaction_failure_count=self._compactor.failures,
+            started_tool_ids=unanswered_tool_ids(self._record.started_tool_ids, done.messages))
+        self._write_side(sync=True)
 
     def _write_side(self, *, sync: bool) -> None:
+        if not self._stored:  # (R) kept in memory; written with the session's first message
+            return
         record = self._record
         self._store.records.write_side(
             self.id, totals=record.totals, budget_override=record.budget_override,

@@ -1,0 +1,84 @@
+"""Approval values: what the gate asks a person, their answer, and the events around it.
+
+They live with the executor because they travel on its one event stream: the gate emits
+`ApprovalRequested`, whoever answers for the session (the REPL, a library caller) answers it
+through the live session, and the gate emits `ApprovalResolved` (or the live session emits
+`ApprovalWithdrawn` when the turn ended first).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+class ApprovalScope(enum.Enum):
+    """How long an approval lasts, narrowest first."""
+
+    ONCE = "once"
+    TURN = "turn"
+    SESSION = "session"
+    AGENT = "agent"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequest:
+    """A tool call the policy wants the user to approve.
+
+    ``suggested_rule`` is what a turn or session answer remembers, ``agent_rule`` what an
+    agent answer remembers; either is "" when only this one call can be allowed.
+    ``agent_scope`` names where an agent answer applies (the agent, in this project).
+    """
+
+    id: str
+    tool_name: str
+    tool_input: Mapping[str, Any]
+    subject_text: str
+    reason: str
+    suggested_rule: str
+    agent_rule: str = ""
+    agent_scope: str = ""
+    tool_use_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalAnswer:
+    """The user's answer: allow or deny, for how long, and (on deny) why.
+
+    ``rule`` replaces the request's rule as what is remembered (e.g. a broader one the user
+    chose); ``reason`` is shown to the model on deny. Denials are never remembered.
+    """
+
+    allowed: bool
+    scope: ApprovalScope = ApprovalScope.ONCE
+    reason: str = ""
+    rule: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRequested:
+    """The gate is waiting for someone to answer ``request`` (``LiveSession.answer``)."""
+
+    request: ApprovalRequest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalResolved:
+    """The user answered; ``remembered`` is the entry stored at the answer's scope, or ""."""
+
+    request_id: str
+    answer: ApprovalAnswer
+    remembered: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalWithdrawn:
+    """A question went away unanswered (the turn was interrupted or the session closed)."""
+
+    request_id: str
+
+
+# Ask someone to answer a request; None means nobody can answer (print mode): refuse.
+Asker = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer | None]]

@@ -1,0 +1,330 @@
+"""A content-addressed store of project trees: blobs and directory trees, keyed by SHA-256.
+
+A snapshot walks the project once. A file whose (mtime, ctime, size, inode) match the stat
+cache of the previous snapshot is not read again, so an unchanged 10,000-file tree costs one
+`lstat` per file and one small tree object per folder; unchanged folders give the same tree
+id, so fifty checkpoints of a tree share every object they have in common.
+
+Layout of a project's folder (under aimon's data folder, never inside the project):
+
+    objects/ab/cdef…   zlib-compressed blob or tree (written whole: temp file + rename)
+    stat-cache.json    path -> [mtime_ns, ctime_ns, size, inode, blob id] of the last snapshot
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
+
+from aimon_core._atomic import temp_path, write_atomic
+
+# Folders and files that are build output or caches: never snapshotted, never restored.
+DEFAULT_EXCLUDES = (
+    ".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", "venv", ".tox",
+    ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".next", ".nuxt",
+    ".parcel-cache", ".turbo", "*.egg-info", ".eggs", "target", "dist", "build", "*.pyc",
+    ".DS_Store",
+)
+# A file modified this close to the snapshot may change again within the same mtime tick:
+# it is hashed again next time instead of trusted from the stat cache (git's "racy" rule).
+_RACY_NS = 2_000_000_000
+_TREE_PREFIX = b"aimon-tree 1\n"
+
+FILE, LINK, DIR = "f", "l", "d"
+
+
+class CheckpointError(Exception):
+    """A snapshot or restore could not be made; the message says why."""
+
+
+class TreeTooLargeError(CheckpointError):
+    """The project holds more files than checkpoints cover."""
+
+    def __init__(self, root: Path, limit: int) -> None:
+        super().__init__(f"{str(root)!r} holds more than {limit:,} files: checkpoints are off "
+                         "(exclude build output in the checkpoint settings)")
+        self.root = root
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TreeRules:
+    """What a snapshot covers: everything but `excludes` (gitignore-style) and big files."""
+
+    excludes: tuple[str, ...] = DEFAULT_EXCLUDES
+    max_file_bytes: int = 8 * 1024 * 1024
+    max_files: int = 100_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """One path of a snapshot: a file (with its permission bits), a symlink or a folder."""
+
+    kind: str  # FILE, LINK or DIR
+    id: str = ""  # blob id of the content (the link target for LINK); "" for DIR
+    mode: int = 0
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Snapshot:
+    """The id of a snapshot's root tree and the files it left out (too big)."""
+
+    tree: str
+    skipped: tuple[str, ...] = ()
+    files: int = 0
+
+
+@dataclass(slots=True)
+class _Walk:
+    rules: TreeRules
+    excludes: _Excludes
+    start_ns: int
+    old_cache: dict[str, list[object]]
+    cache: dict[str, list[object]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    skip_paths: frozenset[str] = frozenset()
+    files: int = 0
+
+
+class CheckpointStore:
+    """The object store of one project: snapshot a tree, read it back, restore files from it.
+
+    Methods block (file I/O); async callers use `asyncio.to_thread`. One store per project
+    folder per process; snapshots of one store must not run concurrently.
+    """
+
+    def __init__(self, folder: Path, *, rules: TreeRules | None = None) -> None:
+        self.folder = Path(folder)
+        self.rules = rules or TreeRules()
+        self._excludes = _Excludes.of(self.rules.excludes)
+        self._objects = self.folder / "objects"
+        self._cache_path = self.folder / "stat-cache.json"
+        self._cache: dict[str, list[object]] | None = None
+        self._stamp = 0
+        self._known: set[str] = set()
+        self._trees: dict[str, tuple[tuple[str, Entry], ...]] = {}
+
+    # ------------------------------------------------------------------ snapshot
+
+    def snapshot(self, root: Path) -> Snapshot:
+        """Store the tree under `root` (what the rules cover) and return its id."""
+        root = Path(root)
+        stamp = _mtime(self.folder / "pruned")  # another process pruned: trust no cache
+        if self._cache is None or stamp != self._stamp:
+            self._cache, self._stamp = self._read_cache(), stamp
+            self._known.clear()
+        walk = _Walk(rules=self.rules, excludes=self._excludes, start_ns=time.time_ns(),
+                     old_cache=self._cache, skip_paths=frozenset({str(self.folder.resolve())}))
+        self._objects.mkdir(parents=True, exist_ok=True)
+        tree = self._walk(root, "", walk)
+        if walk.cache != self._cache:
+            self._cache = walk.cache
+            write_atomic(self._cache_path, json.dumps(walk.cache).encode(), sync_dir=False)
+        return Snapshot(tree=tree, skipped=tuple(walk.skipped), files=walk.files)
+
+    def _walk(self, folder: Path, rel: str, walk: _Walk) -> str:
+        rows: list[list[object]] = []
+        try:
+            with os.scandir(folder) as listing:
+                items = sorted(listing, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            items = []
+        for item in items:
+            path = rel + item.name
+            if walk.excludes.match(item.name, path):
+                continue
+            try:
+                info = item.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            mode = info.st_mode
+            if S_ISDIR(mode):
+                if item.path in walk.skip_paths:
+                    continue
+                rows.append([item.name, DIR, 0, self._walk(Path(item.path), path + "/", walk),
+                             0])
+            elif S_ISREG(mode):
+                if info.st_size > walk.rules.max_file_bytes:
+                    walk.skipped.append(path)
+                    continue
+                blob = self._file(item.path, path, info, walk)
+                if blob is None:
+                    continue
+                rows.append([item.name, FILE, S_IMODE(mode), blob, info.st_size])
+            elif S_ISLNK(mode):
+                target = os.fsencode(str(Path(item.path).readlink()))
+                rows.append([item.name, LINK, 0, self._put(target), len(target)])
+            else:
+                continue  # sockets, FIFOs and devices are not files to take back
+            walk.files += 1
+            if walk.files > walk.rules.max_files:
+                raise TreeTooLargeError(folder, walk.rules.max_files)
+        return self._put_tree(rows)
+
+    def _file(self, full: str, path: str, info: os.stat_result, walk: _Walk) -> str | None:
+        key: list[object] = [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
+        old = walk.old_cache.get(path)
+        if old is not None and old[:4] == key:
+            blob = str(old[4])
+        else:
+            try:
+                data = Path(full).read_bytes()
+            except (FileNotFoundError, IsADirectoryError, PermissionError):
+                return None  # gone since the listing, or unreadable: not covered
+            blob = self._put(data)
+        if info.st_mtime_ns < walk.start_ns - _RACY_NS:
+            walk.cache[path] = [*key, blob]
+        return blob
+
+    def _put_tree(self, rows: list[list[object]]) -> str:
+        return self._put(_TREE_PREFIX + json.dumps(rows, separators=(",", ":")).encode())
+
+    def _put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in self._known:
+            return digest
+        target = self._object_path(digest)
+        if not target.exists():
+            target.parent.mkdir(exist_ok=True)
+            temp = temp_path(target)
+            try:
+                temp.write_bytes(zlib.compress(data, 1))
+                temp.replace(target)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
+        self._known.add(digest)
+        return digest
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, object_id: str) -> bytes:
+        """Return the content of a blob (a file, or a link's target)."""
+        try:
+            return zlib.decompress(self._object_path(object_id).read_bytes())
+        except (OSError, zlib.error) as exc:
+            raise CheckpointError(f"checkpoint object {object_id[:12]} is unreadable: {exc}"
+                                  ) from exc
+
+    def entries(self, tree: str) -> dict[str, Entry]:
+        """Return every path of a snapshot (folders too), relative, with `/` separators."""
+        found: dict[str, Entry] = {}
+        for path, entry in self._flatten(tree, ""):
+            found[path] = entry
+        return found
+
+    def _flatten(self, tree: str, rel: str) -> Iterator[tuple[str, Entry]]:
+        for name, entry in self._tree(tree):
+            yield rel + name, entry
+            if entry.kind == DIR:
+                yield from self._flatten(entry.id, rel + name + "/")
+
+    def _tree(self, tree: str) -> tuple[tuple[str, Entry], ...]:
+        cached = self._trees.get(tree)
+        if cached is not None:
+            return cached
+        data = self.read(tree)
+        if not data.startswith(_TREE_PREFIX):
+            raise CheckpointError(f"checkpoint object {tree[:12]} is not a tree")
+        rows = json.loads(data[len(_TREE_PREFIX):])
+        result = tuple((str(name), Entry(kind=kind, id=ident,
+                                         mode=int(mode), size=int(size)))
+                       for name, kind, mode, ident, size in rows)
+        self._trees[tree] = result
+        return result
+
+    def has(self, object_id: str) -> bool:
+        """Return whether the store holds an object."""
+        return object_id in self._known or self._object_path(object_id).exists()
+
+    def _object_path(self, object_id: str) -> Path:
+        return self._objects / object_id[:2] / object_id[2:]
+
+    def _read_cache(self) -> dict[str, list[object]]:
+        try:
+            loaded = json.loads(self._cache_path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+
+    def forget_cache(self) -> None:
+        """Drop the stat cache (after objects were removed): the next snapshot reads all."""
+        self._cache = {}
+        self._known.clear()
+        with contextlib.suppress(FileNotFoundError):
+            self._cache_path.unlink()
+
+    def reachable(self, trees: set[str]) -> set[str]:
+        """Return every object id the given trees use (themselves included)."""
+        seen: set[str] = set()
+        stack = [t for t in trees if self.has(t)]
+        while stack:
+            tree = stack.pop()
+            if tree in seen:
+                continue
+            seen.add(tree)
+            for _, entry in self._tree(tree):
+                if entry.kind == DIR:
+                    stack.append(entry.id)
+                else:
+                    seen.add(entry.id)
+        return seen
+
+    def object_files(self) -> Iterator[tuple[str, Path, int]]:
+        """Yield (id, path, size) of every stored object."""
+        with contextlib.suppress(FileNotFoundError), os.scandir(self._objects) as shards:
+            for shard in shards:
+                with os.scandir(shard.path) as files:
+                    for item in files:
+                        if ".aimon-tmp-" in item.name:
+                            continue
+                        yield shard.name + item.name, Path(item.path), item.stat().st_size
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Excludes:
+    """The exclude patterns compiled: plain names in a set, globs in one regex each."""
+
+    names: frozenset[str]
+    name_glob: re.Pattern[str] | None
+    path_glob: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, patterns: tuple[str, ...]) -> _Excludes:
+        bare = [p.strip("/") for p in patterns if p.strip("/")]
+        plain = frozenset(p for p in bare if "/" not in p and not _GLOB.search(p))
+        name_globs = [p for p in bare if "/" not in p and p not in plain]
+        path_globs = [p for p in bare if "/" in p]
+        return cls(names=plain, name_glob=_compile(name_globs), path_glob=_compile(path_globs))
+
+    def match(self, name: str, path: str) -> bool:
+        return name in self.names or bool(
+            (self.name_glob is not None and self.name_glob.match(name))
+            or (self.path_glob is not None and self.path_glob.match(path)))
+
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _compile(globs: list[str]) -> re.Pattern[str] | None:
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))

@@ -1,0 +1,54 @@
+"""HookDispatcher: the one place that fires hook events, bound to where they happen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from aimon_core.hook._events import HookEvent, HookInput
+from aimon_core.hook._registry import HookRegistry
+from aimon_core.hook._result import HookResult
+
+
+def _no_mode() -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class HookDispatcher:
+    """Fires hook events with the facts every hook input carries.
+
+    Bound to a session id, a working directory, a transcript path and the permission mode
+    (read when each event fires, since `/mode` may change it between two events). The executor,
+    the live session, the permission gate and settings reload all fire through one of these,
+    so no hook input ever misses a field.
+    """
+
+    registry: HookRegistry | None
+    _: KW_ONLY
+    session_id: str = ""
+    cwd: Path = field(default_factory=Path.cwd)
+    transcript_path: str | None = None
+    permission_mode: Callable[[], str | None] = _no_mode
+
+    def active(self, event: HookEvent, subject: str | None = None) -> bool:
+        """Tell whether any hook runs for `event` (and `subject`, for matchers)."""
+        return self.registry is not None and self.registry.has_hooks(event, subject)
+
+    def input(self, event: HookEvent, **fields: Any) -> HookInput:
+        """Return the hook input of `event` with the bound facts and `fields`."""
+        return HookInput(event=event, session_id=self.session_id, cwd=self.cwd,
+                         transcript_path=self.transcript_path,
+                         permission_mode=self.permission_mode(), **fields)
+
+    async def fire(self, event: HookEvent, **fields: Any) -> HookResult:
+        """Run the hooks of `event` and return their combined result (empty if none)."""
+        if self.registry is None:
+            return HookResult()
+        return await self.registry.dispatch(event, self.input(event, **fields))
+
+    def bound(self, **changes: Any) -> HookDispatcher:
+        """Return a copy bound to other facts (e.g. another session id)."""
+        return replace(self, **changes)

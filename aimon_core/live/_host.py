@@ -1,0 +1,84 @@
+"""What slash commands may do when they run inside a LiveSession with no terminal around it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from aimon_core.command import CommandError, CommandRegistry
+
+if TYPE_CHECKING:
+    from aimon_core.agent import ApprovalAnswer, ApprovalRequest
+    from aimon_core.config import LoadedSettings
+    from aimon_core.live._live import LiveSession
+    from aimon_core.mcp import MCPServers
+    from aimon_core.permission import PermissionPolicy
+    from aimon_core.session import SessionSummary
+
+_TERMINAL_ONLY = "works in the interactive session (run `aimon`); here, start another run instead"
+
+
+class SessionCommandHost:
+    """The CommandHost of print mode and library callers: one session, no terminal.
+
+    Commands that switch sessions say where they work instead; the permission commands act on
+    `policy` when the runtime has one.
+    """
+
+    def __init__(self, live: LiveSession, commands: CommandRegistry, *,
+                 policy: PermissionPolicy | None = None,
+                 settings: LoadedSettings | None = None) -> None:
+        self._live = live
+        self._commands = commands
+        self._policy = policy
+        self._settings = settings
+        # The runtime's MCP servers, for /mcp (set by AgentAssembly.open_session).
+        self.mcp_servers: MCPServers | None = None
+
+    @property
+    def live(self) -> LiveSession | None:
+        """Return the session the command runs in."""
+        return self._live
+
+    @property
+    def commands(self) -> CommandRegistry:
+        """Return the registry the command was found in."""
+        return self._commands
+
+    async def live_session(self) -> LiveSession:
+        """Return the session the command runs in."""
+        return self._live
+
+    async def new_session(self) -> LiveSession:
+        """Refuse: a new session is the next run's."""
+        raise CommandError(f"/clear {_TERMINAL_ONLY}")
+
+    async def resume(self, session_id: str) -> LiveSession:
+        """Refuse: resuming is the next run's (`aimon -p --resume ID`)."""
+        raise CommandError(f"/resume {_TERMINAL_ONLY} (or `aimon -p --resume {session_id}`)")
+
+    async def list_sessions(self, limit: int) -> tuple[SessionSummary, ...]:
+        """Return the project's most recent sessions."""
+        root = str(self._live.project_root.resolve())
+        return await asyncio.to_thread(self._live.store.records.list, root, limit)
+
+    def request_exit(self) -> None:
+        """Nothing to leave: the run ends after this input anyway."""
+
+    @property
+    def policy(self) -> PermissionPolicy | None:
+        """Return the runtime's permission policy, if it has one."""
+        return self._policy
+
+    @property
+    def settings(self) -> LoadedSettings | None:
+        """Return the settings the runtime was built with, if any."""
+        return self._settings
+
+    def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
+        """Return the session's waiting approval questions."""
+        return self._live.pending_approvals()
+
+    def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
+        """Answer one of the session's waiting approval questions."""
+        return self._live.answer(request_id, answer)

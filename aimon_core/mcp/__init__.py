@@ -1,0 +1,45 @@
+"""MCP: the Model Context Protocol servers a runtime talks to, and the tools they add.
+
+Importing this package does not import the `mcp` SDK (about 1.4 s); connections import it off
+the event loop when the first server starts.
+"""
+
+from aimon_core.mcp._connection import (
+    MCPConnectionError,
+    RemotePrompt,
+    RemoteTool,
+    ServerOffer,
+    expand,
+)
+from aimon_core.mcp._convert import call_result, prompt_command, tool_name, truncate
+from aimon_core.mcp._extras import (
+    LIST_RESOURCES,
+    READ_RESOURCE,
+    attach_resources,
+    bind_extras,
+    resource_tools,
+    status_text,
+)
+from aimon_core.mcp._servers import MCPOptions, MCPServers, ServerPhase, ServerStatus
+
+__all__ = [
+    "LIST_RESOURCES",
+    "READ_RESOURCE",
+    "MCPConnectionError",
+    "MCPOptions",
+    "MCPServers",
+    "RemotePrompt",
+    "RemoteTool",
+    "ServerOffer",
+    "ServerPhase",
+    "ServerStatus",
+    "attach_resources",
+    "bind_extras",
+    "call_result",
+    "expand",
+    "prompt_command",
+    "resource_tools",
+    "status_text",
+    "tool_name",
+    "truncate",
+]

@@ -1,0 +1,261 @@
+"""One connection to one MCP server, on the official `mcp` SDK (imported only here, lazily).
+
+The SDK's transports and session are anyio context managers that must be entered and left in
+the same task, so a connection lives in one task (`MCPConnection.run`): it connects, reports
+what the server offers, then pings until it is closed or the server goes away. Calls from other
+tasks go through the open session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, TextIO, cast
+
+from aimon_core.config import HTTPServerConfig, MCPServerConfig, StdioServerConfig
+
+log = logging.getLogger(__name__)
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_STDERR_TAIL = 2000
+
+
+class MCPConnectionError(Exception):
+    """A server could not be reached, or went away; `stderr` holds its last words."""
+
+    def __init__(self, server: str, reason: str, stderr: str = "") -> None:
+        super().__init__(f"MCP server {server!r}: {reason}")
+        self.server = server
+        self.reason = reason
+        self.stderr = stderr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoteTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    read_only_hint: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemotePrompt:
+    """A prompt template as the server lists it; `arguments` are (name, required) pairs."""
+
+    name: str
+    description: str
+    arguments: tuple[tuple[str, bool], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerOffer:
+    """What a server offers once connected."""
+
+    tools: tuple[RemoteTool, ...]
+    prompts: tuple[RemotePrompt, ...]
+    resources: bool
+
+
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """Replace `${VAR}` and `${VAR:-default}` with values from `env` (missing: empty/default)."""
+    return _VAR.sub(lambda m: env.get(m.group(1), m.group(2) or ""), text)
+
+
+async def import_sdk() -> None:
+    """Import the SDK off the event loop: `import mcp` takes about 1.4 s here (measured with
+    `python -X importtime -c "import mcp"` on the 2-core CI machine), too long to block the REPL.
+    """
+    import importlib
+
+    await asyncio.to_thread(importlib.import_module, "mcp.client.session")
+
+
+class MCPConnection:
+    """A live session with one server; `run` owns it from connect to close."""
+
+    def __init__(self, name: str, config: MCPServerConfig, *, roots: Callable[[], Sequence[Path]],
+                 env: Mapping[str, str], connect_timeout: float, ping_interval: float) -> None:
+        self.name = name
+        self.config = config
+        self._roots = roots
+        self._env = env
+        self._connect_timeout = connect_timeout
+        self._ping_interval = ping_interval
+        self._session: Any = None
+        self._stop = asyncio.Event()
+        self._stderr: IO[str] | None = None
+        self._lost = ""
+        self.on_list_changed: Callable[[], None] = lambda: None
+
+    def stderr_tail(self) -> str:
+        """Return the end of what the server wrote on stderr (stdio servers)."""
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - _STDERR_TAIL))
+            return self._stderr.read().strip()
+        return ""
+
+    def close(self) -> None:
+        """Ask `run` to disconnect."""
+        self._stop.set()
+
+    def lose(self, reason: str) -> None:
+        """Tell `run` the server went away (a call saw the connection close)."""
+        self._lost = reason
+        self._stop.set()
+
+    async def run(self, ready: Callable[[ServerOffer], None]) -> None:
+        """Connect, call `ready` with the offer, and stay connected until closed.
+
+        Raises MCPConnectionError when the server cannot be reached or goes away.
+        """
+        # stderr goes to a temporary file, read back for the tail when the server fails.
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+            self._stderr = errlog
+            try:
+                await self._connect_and_stay(ready)
+            except asyncio.CancelledError:
+                raise
+            except MCPConnectionError:
+                raise
+            except Exception as exc:
+                # anyio wraps what failed in exception groups; the first leaf says what it was.
+                reason = (f"no answer within {self._connect_timeout:g} s"
+                          if isinstance(_leaf(exc), TimeoutError) else _reason(exc))
+                raise MCPConnectionError(self.name, reason, self.stderr_tail()) from exc
+            finally:
+                self._session = None
+
+    async def _connect_and_stay(self, ready: Callable[[ServerOffer], None]) -> None:
+        from mcp import ClientSession
+
+        async with contextlib.AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(self._transport())
+            session = await stack.enter_async_context(ClientSession(
+                read, write, list_roots_callback=self._list_roots,
+                message_handler=self._on_message))
+            offer = await asyncio.wait_for(self._handshake(session), self._connect_timeout)
+            self._session = session
+            ready(offer)
+            await self._stay(session)
+
+    async def _handshake(self, session: Any) -> ServerOffer:
+        init = await session.initialize()
+        caps = init.capabilities
+        tools = (await session.list_tools()).tools if caps.tools is not None else []
+        prompts = (await session.list_prompts()).prompts if caps.prompts is not None else []
+        return ServerOffer(
+            tools=tuple(_remote_tool(t) for t in tools),
+            prompts=tuple(RemotePrompt(
+                name=p.name, description=p.description or "",
+                arguments=tuple((a.name, bool(a.required)) for a in p.arguments or ()))
+                for p in prompts),
+            resources=caps.resources is not None,
+        )
+
+    async def _stay(self, session: Any) -> None:
+        # A server that exits leaves no event to wait on: a ping notices within one interval.
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), self._ping_interval)
+                if self._lost:
+                    raise MCPConnectionError(self.name, self._lost, self.stderr_tail())
+                return
+            try:
+                await asyncio.wait_for(session.send_ping(), self._connect_timeout)
+            except TimeoutError:
+                raise MCPConnectionError(self.name, "stopped answering pings",
+                                         self.stderr_tail()) from None
+            except Exception as exc:
+                raise MCPConnectionError(self.name, f"went away ({_reason(exc)})",
+                                         self.stderr_tail()) from exc
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> Any:
+        config = self.config
+        match config:
+            case StdioServerConfig():
+                from mcp import StdioServerParameters
+                from mcp.client.stdio import stdio_client
+
+                params = StdioServerParameters(
+                    command=expand(config.command, self._env),
+                    args=[expand(a, self._env) for a in config.args],
+                    env={k: expand(v, self._env) for k, v in config.env} or None,
+                    cwd=expand(config.cwd, self._env) if config.cwd else None)
+                errlog = cast(TextIO, self._stderr or sys.stderr)
+                async with stdio_client(params, errlog=errlog) as streams:
+                    yield streams[0], streams[1]
+            case HTTPServerConfig(transport="sse"):
+                from mcp.client.sse import sse_client
+
+                async with sse_client(expand(config.url, self._env),
+                                      headers=self._headers(config)) as streams:
+                    yield streams[0], streams[1]
+            case HTTPServerConfig():
+                from mcp.client.streamable_http import streamable_http_client
+                from mcp.shared._httpx_utils import create_mcp_http_client
+
+                async with (create_mcp_http_client(headers=self._headers(config)) as client,
+                            streamable_http_client(expand(config.url, self._env),
+                                                   http_client=client) as streams):
+                    yield streams[0], streams[1]
+
+    def _headers(self, config: HTTPServerConfig) -> dict[str, str]:
+        return {k: expand(v, self._env) for k, v in config.headers}
+
+    async def _list_roots(self, context: Any) -> Any:
+        from mcp import types
+
+        return types.ListRootsResult(roots=[
+            types.Root(uri=path.resolve().as_uri(), name=path.name)  # type: ignore[arg-type]
+            for path in self._roots()])
+
+    async def _on_message(self, message: Any) -> None:
+        from mcp import types
+
+        changed = types.ToolListChangedNotification | types.PromptListChangedNotification
+        if isinstance(message, changed):
+            self.on_list_changed()
+
+    def session(self) -> Any:
+        """Return the open SDK session; MCPConnectionError when not connected."""
+        if self._session is None:
+            raise MCPConnectionError(self.name, "not connected")
+        return self._session
+
+    async def refresh(self) -> ServerOffer:
+        """List the server's tools and prompts again."""
+        return await asyncio.wait_for(self._handshake(self.session()), self._connect_timeout)
+
+
+def _remote_tool(tool: Any) -> RemoteTool:
+    hint = tool.annotations.read_only_hint if tool.annotations is not None else None
+    return RemoteTool(name=tool.name, description=tool.description or tool.title or "",
+                      input_schema=dict(tool.input_schema or {"type": "object"}),
+                      read_only_hint=bool(hint))
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _reason(exc: BaseException) -> str:
+    exc = _leaf(exc)
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 300 else text[:297] + "..."

@@ -1,0 +1,198 @@
+"""The paths a Bash command names, checked against path deny rules and protected files.
+
+Every operand, option value (``--output=x``, ``of=x``), git ``REV:path``, glob expansion and
+redirection target counts. A command asks when it names a path a ``Read(...)`` deny or ask
+rule covers, reads a directory recursively that holds one (``grep -r``, ``rg``, ``tar``,
+``cp -r``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
+protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from aimon_core.permission._guard import PathGuard, protected_reason
+from aimon_core.permission._paths import clean, expand_user
+from aimon_core.permission._syntax import SimpleCommand, is_write_redirect
+from aimon_core.permission._unwrap import Forms
+
+_GLOB = re.compile(r"[*?[]")
+_GLOB_LIMIT = 200
+_ALWAYS_RECURSIVE = frozenset({
+    "rg", "ag", "ack", "tar", "zip", "7z", "rsync", "scp", "git", "bsdtar", "cpio", "pax",
+})
+_SEARCH_CWD = frozenset({"rg", "ag", "ack"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
+_NAMES_ONLY = frozenset({"ls", "find", "tree", "du", "stat", "mkdir", "cd", "pwd"})
+_RECURSIVE_FLAGS = frozenset({"--recursive", "--archive", "--dereference-recursive"})
+
+ReadOnly = Callable[[tuple[str, ...]], bool]
+
+
+def path_problem(
+    commands: Sequence[SimpleCommand],
+    forms: Sequence[Forms],
+    guard: PathGuard,
+    *,
+    cwd: Path,
+    read_only: ReadOnly,
+) -> str | None:
+    """Say why the command's paths need approval, or None.
+
+    After a ``cd`` anywhere in the command, relative paths are checked against every folder
+    the command may be in (order and control flow are not followed).
+    """
+    places = _places(commands, cwd)
+    for simple, form in zip(commands, forms, strict=True):
+        for here in places:
+            problem = _redirect_problem(simple, guard, here)
+            for argv in form.argvs if problem is None else ():
+                problem = _argv_problem(argv, guard, here, writes=not read_only(argv))
+                if problem is not None:
+                    break
+            if problem is not None:
+                return problem
+    return None
+
+
+def _places(commands: Sequence[SimpleCommand], cwd: Path) -> list[Path]:
+    """Return ``cwd`` and every folder a ``cd``/``pushd`` in the command may enter."""
+    places = [Path(cwd)]
+    for simple in commands:
+        argv = simple.argv
+        if not argv or argv[0] not in {"cd", "pushd"}:
+            continue
+        operands = [a for a in argv[1:] if not a.startswith("-") or a == "-"]
+        target = operands[0] if operands and operands[0] != "-" else "~"
+        for base in list(places):
+            place = Path(clean(os.path.normpath(base / expand_user(target))))
+            if place not in places and len(places) < 8:
+                places.append(place)
+    return places
+
+
+def _redirect_problem(simple: SimpleCommand, guard: PathGuard, cwd: Path) -> str | None:
+    for redirect in simple.redirects:
+        if redirect.dynamic or redirect.op in {"<<", "<<-", "<<<"}:
+            continue
+        if is_write_redirect(redirect):
+            problem = _write_problem(redirect.target, guard, cwd)
+        elif redirect.op in {"<", "<>"}:
+            problem = _read_problem(redirect.target, guard, cwd)
+        else:
+            problem = None
+        if problem is not None:
+            return problem
+    return None
+
+
+def _argv_problem(argv: tuple[str, ...], guard: PathGuard, cwd: Path, *,
+                  writes: bool) -> str | None:
+    if not argv:
+        return None
+    program = argv[0].rsplit("/", 1)[-1]
+    recursive = _recursive(program, argv)
+    operands = list(_operands(program, argv))
+    for word in operands:
+        for path in _expand(word, cwd):
+            problem = _read_problem(path, guard, cwd)
+            if problem is None and writes:
+                problem = _write_problem(path, guard, cwd)
+            if problem is None and recursive and guard:
+                problem = _inside_problem(path, guard, cwd, writes=writes)
+            if problem is not None:
+                return problem
+    searches_cwd = program in _SEARCH_CWD or (program in _GREPS and recursive)
+    # `rg KEY` and `grep -r KEY` search the working directory when no operand is a path.
+    if searches_cwd and guard and not any(_exists(word, cwd) for word in operands):
+        return _inside_problem(".", guard, cwd, writes=False)
+    return None
+
+
+def _exists(word: str, cwd: Path) -> bool:
+    try:
+        return (Path(cwd) / expand_user(word)).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _read_problem(path: str, guard: PathGuard, cwd: Path) -> str | None:
+    rule = guard.covering(path, cwd=cwd)
+    if rule is None:
+        return None
+    return f"the command names `{path}`, which rule {rule.text} forbids reading"
+
+
+def _write_problem(path: str, guard: PathGuard, cwd: Path) -> str | None:
+    joined = Path(cwd).absolute() / expand_user(path)
+    for spelling in (clean(os.path.normpath(joined)), clean(os.path.realpath(joined))):
+        reason = protected_reason(spelling)
+        if reason is not None:
+            return f"the command may write `{path}`, part of {reason}; this always asks"
+    rule = guard.covering(path, cwd=cwd, writes=True)
+    if rule is None:
+        return None
+    return f"the command may write `{path}`, which rule {rule.text} forbids"
+
+
+def _inside_problem(path: str, guard: PathGuard, cwd: Path, *, writes: bool) -> str | None:
+    if not (Path(cwd) / expand_user(path)).is_dir():
+        return None
+    for check_writes in (False, True) if writes else (False,):
+        rule = guard.contains(path, cwd=cwd, writes=check_writes)
+        if rule is not None:
+            return (f"the command may read or change everything in `{path}`, which holds "
+                    f"a path rule {rule.text} covers")
+    return None
+
+
+def _recursive(program: str, argv: tuple[str, ...]) -> bool:
+    if program in _NAMES_ONLY:
+        return False
+    if program in _ALWAYS_RECURSIVE:
+        return True
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        if arg in _RECURSIVE_FLAGS or (
+            arg.startswith("-") and not arg.startswith("--") and set(arg[1:]) & {"r", "R", "a"}
+        ):
+            return True
+    return False
+
+
+def _operands(program: str, argv: tuple[str, ...]) -> Iterator[str]:
+    """Yield every word of ``argv`` that may name a path."""
+    for arg in argv[1:]:
+        name, eq, value = arg.partition("=")
+        if arg.startswith("-"):
+            if eq and value:
+                yield value
+            elif not arg.startswith("--") and len(arg) > 2 and "/" in arg:
+                yield arg[2:]
+            continue
+        yield arg
+        if eq and value and name.isidentifier():
+            yield value
+        if program == "git" and ":" in arg:
+            yield arg.split(":", 1)[1]
+
+
+def _expand(word: str, cwd: Path) -> list[str]:
+    if not word or "\x00" in word:
+        return []
+    if not _GLOB.search(word):
+        return [word]
+    pattern = expand_user(word)
+    base = None if Path(pattern).is_absolute() else str(cwd)
+    found: list[str] = []
+    # glob.iglob skips dot files for `*` like bash does; Path.glob would not.
+    for match in glob.iglob(pattern, root_dir=base, recursive="**" in pattern):  # noqa: PTH207
+        found.append(match)
+        if len(found) >= _GLOB_LIMIT:
+            break
+    return found or [word]

@@ -1,0 +1,31 @@
+"""Assembling agents: `build_runtime`, `AgentAssembly` and `AgentRuntimeRegistry`.
+
+The one composition root: the command line, the REPL, subagent and skill forks and library
+callers all get their runtimes here.
+"""
+
+from aimon_core.runtime._assembly import AgentAssembly, default_store
+from aimon_core.runtime._build import (
+    RuntimeFlags,
+    RuntimeParts,
+    RuntimeSetupError,
+    build_runtime,
+    choose_model,
+    find_agent,
+    load_runtime_settings,
+)
+from aimon_core.runtime._registry import AgentRuntimeRegistry, TrustAsker
+
+__all__ = [
+    "AgentAssembly",
+    "AgentRuntimeRegistry",
+    "RuntimeFlags",
+    "RuntimeParts",
+    "RuntimeSetupError",
+    "TrustAsker",
+    "build_runtime",
+    "choose_model",
+    "default_store",
+    "find_agent",
+    "load_runtime_settings",
+]

@@ -1,0 +1,173 @@
+"""AgentAssembly: a built agent runtime with its policy, hooks, settings and commands."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aimon_core.agent import AgentRuntime
+    from aimon_core.command import CommandRegistry
+    from aimon_core.config import LoadedSettings
+    from aimon_core.hook import HookRegistry
+    from aimon_core.live import LiveSession
+    from aimon_core.mcp import MCPServers
+    from aimon_core.permission import PermissionPolicy
+    from aimon_core.runtime._build import RuntimeFlags
+    from aimon_core.session import SessionStore
+    from aimon_core.tools import ToolContext
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentAssembly:
+    """What `build_runtime` made: the runtime its sessions share, and what governs it.
+
+    Created once per agent and shared by its sessions; whoever built it closes it (`aclose`).
+    Settings reloads change it in place (`apply_settings`), so every session sees them.
+    """
+
+    project_root: Path
+    flags: RuntimeFlags
+    runtime: AgentRuntime
+    policy: PermissionPolicy
+    hooks: HookRegistry
+    settings: LoadedSettings
+    notices: list[str] = field(default_factory=list)
+    commands: CommandRegistry | None = None
+    # The settings' MCP servers (None: none configured); started by `start_background`.
+    mcp: MCPServers | None = None
+    mcp_started: bool = False
+
+    def __post_init__(self) -> None:
+        if self.commands is None:
+            from aimon_core.command import default_registry
+
+            self.commands = default_registry()
+
+    def tool_context(self, env: Mapping[str, str] | None = None) -> ToolContext:
+        """Return a ToolContext on the local file system and shell, in the project."""
+        from aimon_core.filesystem import LocalFileSystem
+        from aimon_core.permission import read_filter
+        from aimon_core.shell import LocalShell
+        from aimon_core.tools import ToolContext, ToolState
+
+        root = self.project_root
+        policy = self.policy
+        return ToolContext(
+            project_root=root, cwd=root, fs=LocalFileSystem(root),
+            shell=LocalShell(env=self.settings.settings.env if env is None else env,
+                             passthrough=self.settings.settings.shell_env_passthrough),
+            state=ToolState(), agent_name=self.runtime.agent.name,
+            # Grep and Glob skip what Read deny rules cover; reloaded rules apply at once.
+            path_filter=read_filter(lambda: policy.rules, root),
+        )
+
+    async def open_session(self, store: SessionStore | None = None, *,
+                           session_id: str | None = None, holder: str | None = None
+                           ) -> LiveSession:
+        """Open a new session (or resume `session_id`) on this runtime.
+
+        `store` defaults to the file store under aimon's data folder. The session's
+        approvals are kept on its record; turn approvals are forgotten as each turn starts.
+        Slash commands typed as input run with this runtime's policy and settings.
+        """
+        from aimon_core.compact import compaction_settings
+        from aimon_core.live import LiveSession, SessionCommandHost, TurnStarted
+
+        store = store if store is not None else await asyncio.to_thread(default_store)
+        config = self.settings.settings.compaction
+        compaction = compaction_settings(
+            threshold=config.threshold, context_window=config.context_window,
+            result_limit_tokens=config.tool_result_limit_tokens, environ=os.environ)
+        live = await LiveSession.open(self.runtime, store, self.tool_context(),
+                                      session_id=session_id, holder=holder,
+                                      commands=self.commands, compaction=compaction)
+        live.command_host = SessionCommandHost(live, live.commands or self._commands(),
+                                               policy=self.policy, settings=self.settings)
+        live.command_host.mcp_servers = self.mcp
+        policy = self.policy
+        policy.session.attach(live.record.approvals, live.set_approvals)
+        policy.start_turn()
+        live.subscribe(lambda e: policy.start_turn() if isinstance(e, TurnStarted) else None)
+        return live
+
+    def _commands(self) -> CommandRegistry:
+        assert self.commands is not None
+        return self.commands
+
+    def apply_settings(self, loaded: LoadedSettings, on_error: Callable[[Exception], None]
+                       ) -> list[str]:
+        """Make reloaded settings take effect; return notes for the user.
+
+        Permission rules, additional directories and hooks are replaced; the mode changes when
+        the settings' defaultMode changed (a permission-mode flag wins). The model and the env
+        of running sessions stay as they were (a note says so). Problems go to ``on_error``.
+        """
+        from aimon_core.permission import PermissionModeError, RuleError
+        from aimon_core.runtime._build import RuntimeSetupError, hook_specs, permission_rules
+
+        new, old = loaded.settings, self.settings.settings
+        notes: list[str] = []
+        try:
+            rules, extra_dirs = permission_rules(self.flags, loaded)
+            specs = hook_specs(loaded)
+        except (RuleError, RuntimeSetupError) as exc:
+            on_error(exc)
+            return notes
+        self.policy.set_rules(rules, extra_dirs=extra_dirs)
+        if (self.flags.permission_mode is None
+                and new.permissions.default_mode != old.permissions.default_mode):
+            try:
+                self.policy.set_mode(new.permissions.default_mode)
+                notes.append(f"permission mode is now {self.policy.mode.value}")
+            except PermissionModeError as exc:
+                on_error(exc)
+        self.hooks.replace_commands(specs)
+        self.settings = loaded
+        if (new.model, new.provider, new.base_url) != (old.model, old.provider, old.base_url):
+            notes.append("model changes take effect when aimon starts again")
+        if new.env != old.env:
+            notes.append("env changes apply to new sessions (/clear)")
+        return notes
+
+    def start_background(self, notify: Callable[[str], None] | None = None,
+                         commands: tuple[CommandRegistry, ...] = ()) -> None:
+        """Start the MCP servers without waiting for them (front ends: after the first prompt).
+
+        Their tools join the runtime as each connects; their prompts become slash commands in
+        this assembly's registry and in `commands` (the REPL's). `notify` hears about servers
+        that stop and restart. Call inside the event loop; calling again does nothing.
+        """
+        if self.mcp is None or self.mcp_started:
+            return
+        from aimon_core.mcp import bind_extras
+
+        self.mcp_started = True
+        if notify is not None:
+            self.mcp.notify = notify
+        registries = (self._commands(), *commands)
+        bind_extras(self.mcp, self.runtime.tools, lambda: registries)
+        self.mcp.start()
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers and release the model client's connections."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
+        await self.runtime.client.aclose()
+
+
+def default_store() -> SessionStore:
+    """Return the session store under aimon's data folder (AIMON_HOME moves it)."""
+    from aimon_core.session import (
+        FileSessionLeaseStore,
+        FileSessionRecordStore,
+        SessionStore,
+        user_data_dir,
+    )
+
+    base = user_data_dir()
+    return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))

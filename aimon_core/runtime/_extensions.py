@@ -1,0 +1,352 @@
+"""Skills and subagents in use: loaded once per runtime, offered as tools and slash commands.
+
+`load_extensions` reads every layer (built-in < bundled < user < .claude < .aimon) once, when
+the runtime is built. `Extensions` then answers the Skill and Task tools, the skill-backed
+slash commands (`/review src/app.py`) and `/skills`, `/agents`, `/task`, and owns the
+background tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import logging
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aimon_core.runtime._extension_tools import BackgroundTasks, task_answer
+from aimon_core.runtime._fork import (
+    ForkParent,
+    ForkRequest,
+    current_call,
+    fork_answer,
+    new_execution_id,
+    run_fork,
+)
+from aimon_core.tools import ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from aimon_core.agent import AgentDefinition, ExecutionResult
+    from aimon_core.command import CommandHost, CommandOutcome, CommandRun, SlashCommand
+    from aimon_core.runtime._assembly import AgentAssembly
+    from aimon_core.skill import RenderContext, Skill, SkillRegistry
+    from aimon_core.subagent import AgentRegistry
+
+log = logging.getLogger(__name__)
+
+
+class InvokeError(Exception):
+    """A skill or subagent cannot be started; the message says why and what to do."""
+
+
+def load_extensions(project_root: Path) -> Extensions:
+    """Load the skills and subagents of every layer for `project_root` (blocking)."""
+    from aimon_core.skill import default_roots, load_skills, materialize_bundle
+    from aimon_core.subagent import default_agent_roots, load_agents
+
+    try:
+        bundled: Path | None = materialize_bundle(project_root)
+    except OSError as exc:  # a read-only checkout: the built-ins are read from the package
+        log.info("built-in skills not copied to the project: %s", exc)
+        bundled = None
+    return Extensions(project_root=project_root,
+                      skills=load_skills(default_roots(project_root, bundled_dir=bundled)),
+                      agents=load_agents(default_agent_roots(project_root)))
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "user"
+
+
+class Extensions:
+    """The skills and subagents of one runtime, what starts them, and its background tasks.
+
+    `assembly` is set by `build_runtime` once the runtime exists: forks borrow its client,
+    permission policy and hooks.
+    """
+
+    def __init__(self, *, project_root: Path, skills: SkillRegistry,
+                 agents: AgentRegistry) -> None:
+        self.project_root = project_root
+        self.skills = skills
+        self.agents = agents
+        self.tasks = BackgroundTasks()
+        self.assembly: AgentAssembly | None = None
+
+    # -- what is loaded
+
+    def model_skills(self) -> tuple[Skill, ...]:
+        """Return the skills the model may start with the Skill tool."""
+        return tuple(s for s in self.skills.values() if s.invoke.model)
+
+    def notices(self) -> list[str]:
+        """Return a line for each skill or agent file that could not be loaded."""
+        return [f"{failure.path}: skipped ({failure.message})"
+                for failure in (*self.skills.failures, *self.agents.failures)]
+
+    def prompt_section(self, *, skills: bool, agents: bool) -> str:
+        """Return the system prompt's lists: skills and subagents, by name and description."""
+        parts = []
+        listed = self.model_skills() if skills else ()
+        if listed:
+            lines = "\n".join(f"- {s.name}: {_one_line(s.description)}" for s in listed)
+            parts.append("# Skills\nSkills are instructions for particular kinds of task. "
+                         "When a request matches one, activate it with the Skill tool "
+                         f"before doing the work, then follow what it returns.\n{lines}")
+        defined = self.agents.values() if agents else ()
+        if defined:
+            lines = "\n".join(f"- {a.name}: {_one_line(a.description)}" for a in defined)
+            parts.append("# Subagents\nStart one with the Task tool (subagent_type) for a "
+                         f"self-contained task; it works in a fresh context.\n{lines}")
+        # The agent prompt is a Mustache template: descriptions must not open a tag.
+        return "\n\n".join(parts).replace("{{", "{ {")
+
+    def render_context(self, *, session_id: str | None, execution_id: str | None = None
+                       ) -> RenderContext:
+        """Return the render context of a skill started in a session or in an execution."""
+        from aimon_core.skill import RenderContext
+
+        runtime_id = str(self.assembly.runtime.runtime_id) if self.assembly else ""
+        if not session_id:
+            session_id, execution_id = None, execution_id or new_execution_id()
+        return RenderContext(agent_runtime_id=runtime_id, user=_user(), session_id=session_id,
+                             execution_id=None if session_id else execution_id)
+
+    # -- starting skills and subagents
+
+    def skill_named(self, name: str, *, by_model: bool) -> Skill:
+        """Return the enabled skill `name` that the model (or the user) may start."""
+        skill = self.skills.get(name.strip().lstrip("/"))
+        if skill is None:
+            names = ", ".join(self.skills.names()) or "none"
+            raise InvokeError(f"No skill named {name!r}. Available skills: {names}.")
+        if by_model and not skill.invoke.model:
+            raise InvokeError(f"Skill {skill.name!r} can only be started by the user "
+                              f"(/{skill.name}); do the work without it.")
+        if not by_model and not skill.invoke.user:
+            raise InvokeError(f"Skill {skill.name!r} is started by the model only, not by "
+                              "a slash command.")
+        return skill
+
+    def agent_named(self, name: str) -> AgentDefinition:
+        """Return the enabled subagent `name`; InvokeError naming the others if none."""
+        agent = self.agents.get(name.strip())
+        if agent is None:
+            names = ", ".join(self.agents.names()) or "none"
+            raise InvokeError(f"Unknown subagent {name!r}. Available subagents: {names}.")
+        return agent
+
+    def fork_request(self, skill: Skill, body: str) -> ForkRequest:
+        """Return the fork a `execution.mode: fork` skill runs: its agent, tools and goal."""
+        from aimon_core.skill import ToolIntersectionError, intersect_tools
+
+        if skill.execution.agent is None:
+            raise InvokeError(f"Skill {skill.name!r} declares execution.mode fork without "
+                              "execution.agent: name the subagent it runs as in its "
+                              f"SKILL.md ({skill.path}).")
+        try:
+            agent = self.agent_named(skill.execution.agent)
+        except InvokeError as exc:
+            raise InvokeError(f"Skill {skill.name!r} forks into an unknown subagent "
+                              f"{skill.execution.agent!r}: {exc}") from None
+        try:
+            tools = intersect_tools(skill.allowed_tools, agent.tools)
+        except ToolIntersectionError as exc:
+            raise InvokeError(f"Skill {skill.name!r} cannot fork into {agent.name!r}: {exc}."
+                              ) from None
+        return ForkRequest(agent=agent, goal=body, tools=tools or agent.tools,
+                           max_iterations=skill.max_iterations, label=f"skill {skill.name}")
+
+    def forked(self, skill: Skill, args: str) -> ForkRequest:
+        """Return the fork of a forked skill, its body rendered for the fork's execution."""
+        execution_id = new_execution_id()
+        body = _render(skill, args, self.render_context(session_id=None,
+                                                        execution_id=execution_id))
+        return replace(self.fork_request(skill, body), execution_id=execution_id)
+
+    async def fork(self, request: ForkRequest, parent: ForkParent) -> ExecutionResult:
+        """Run a fork on this runtime's assembly."""
+        if self.assembly is None:
+            raise InvokeError(f"{request.label} declares a fork, but no runtime is configured "
+                              "to run it here (forks need a runtime built by build_runtime).")
+        return await run_fork(self.assembly, request, parent)
+
+    async def skill_tool(self, name: str, args: str, ctx: ToolContext) -> ToolResult:
+        """Run the Skill tool: an inline skill's instructions, or a forked skill's answer."""
+        try:
+            skill = self.skill_named(name, by_model=True)
+            if skill.execution.mode != "fork":
+                body = _render(skill, args, self.render_context(session_id=ctx.session_id))
+                return ToolResult.ok(
+                    f'Skill "{skill.name}" is active (base directory {skill.directory}). '
+                    f"Follow these instructions:\n\n{body}", skill=skill.name, forked=False)
+            request = self.forked(skill, args)
+            result = await self.fork(request, ForkParent.of_call(current_call(), ctx))
+        except InvokeError as exc:
+            return ToolResult.error(str(exc))
+        answer = fork_answer(result, request.agent.name)
+        return ToolResult.ok(
+            f"=== Skill Forked ===\nskill: {skill.name}\nagent: {request.agent.name}\n"
+            f"execution: {request.execution_id}\nstop: {result.stop.value}\n\n"
+            f"{answer.rstrip()}\n=== End Skill Forked ===",
+            skill=skill.name, forked=True, execution_id=request.execution_id)
+
+    async def task_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
+        """Run the Task tool: a subagent now, or in the background."""
+        try:
+            agent = self.agent_named(inp.str("subagent_type"))
+        except InvokeError as exc:
+            return ToolResult.error(str(exc))
+        description = inp.str("description")
+        request = ForkRequest(agent=agent, goal=inp.str("prompt"),
+                              execution_id=new_execution_id(), label=f"task {description!r}")
+        parent = ForkParent.of_call(current_call(), ctx)
+        try:
+            if inp.bool("run_in_background"):
+                task = asyncio.get_running_loop().create_task(self.fork(request, parent))
+                entry = self.tasks.add(agent.name, description, task)
+                return ToolResult.ok(
+                    f"Started {entry.id} (subagent {agent.name}) in the background. Read its "
+                    f"answer with AgentOutput(task_id={entry.id!r}).", task_id=entry.id)
+            result = await self.fork(request, parent)
+        except InvokeError as exc:
+            return ToolResult.error(str(exc))
+        return ToolResult.ok(fork_answer(result, agent.name), agent=agent.name,
+                             stop=result.stop.value, execution_id=request.execution_id)
+
+    async def task_list_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
+        """Run the TaskList tool."""
+        entries = self.tasks.all()
+        if not entries:
+            return ToolResult.ok("No background tasks.")
+        now = asyncio.get_running_loop().time()
+        lines = [f"{e.id}  {e.state:<9}  {e.agent}  {e.description}  "
+                 f"({max(0.0, now - e.started):.0f}s)" for e in entries]
+        return ToolResult.ok("\n".join(lines))
+
+    async def task_stop_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
+        """Run the TaskStop tool."""
+        entry = self.tasks.get(inp.str("task_id"))
+        if entry is None:
+            return ToolResult.error(f"No task {inp.str('task_id')!r}; see TaskList.")
+        if entry.task.done():
+            return ToolResult.ok(f"{entry.id} had already ended ({entry.state}).")
+        entry.task.cancel()
+        await asyncio.wait([entry.task])
+        return ToolResult.ok(f"Stopped {entry.id} (subagent {entry.agent}).")
+
+    async def agent_output_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
+        """Run the AgentOutput tool."""
+        entry = self.tasks.get(inp.str("task_id"))
+        if entry is None:
+            return ToolResult.error(f"No task {inp.str('task_id')!r}; see TaskList.")
+        if not entry.task.done() and inp.bool("block", default=True):
+            timeout = inp.raw.get("timeout", 30_000)
+            await asyncio.wait([entry.task], timeout=float(timeout) / 1000)
+        if not entry.task.done():
+            return ToolResult.ok(f"{entry.id} is still running (subagent {entry.agent}); ask "
+                                 "again later.", task_id=entry.id, state="running")
+        return task_answer(entry)
+
+    # -- slash commands
+
+    def slash_commands(self) -> Iterator[SlashCommand]:
+        """Yield a command per user-invocable skill: `/name args`."""
+        from aimon_core.command import SlashCommand
+
+        for skill in self.skills.values():
+            if skill.invoke.user:
+                hint = f" {skill.argument_hint}" if skill.argument_hint else ""
+                yield SlashCommand(name=skill.name, description=_one_line(skill.description, 70),
+                                   run=self._slash_runner(skill.name),
+                                   usage=f"/{skill.name}{hint}", origin=f"skill {skill.name}")
+
+    def _slash_runner(self, name: str) -> CommandRun:
+        async def run(args: str, host: CommandHost) -> CommandOutcome:
+            return await self.run_skill_command(name, args, host)
+
+        return run
+
+    async def run_skill_command(self, name: str, args: str, host: CommandHost
+                                ) -> CommandOutcome:
+        """Run `/name args`: an inline skill becomes the turn's prompt; a fork prints its answer."""
+        from aimon_core.command import CommandOutcome
+
+        try:
+            skill = self.skill_named(name, by_model=False)
+            live = await host.live_session()
+            if skill.execution.mode != "fork":
+                return CommandOutcome.submit(
+                    _render(skill, args, self.render_context(session_id=str(live.id))))
+            request = self.forked(skill, args)
+            result = await self.fork(request, self._session_parent(host))
+        except InvokeError as exc:
+            return CommandOutcome.error(str(exc))
+        answer = fork_answer(result, request.agent.name)
+        return CommandOutcome(text=answer, is_error=not result.stop.ok)
+
+    async def run_task_command(self, agent_name: str, goal: str, host: CommandHost
+                               ) -> CommandOutcome:
+        """Run `/task NAME goal`: the subagent's final answer, as it is."""
+        from aimon_core.command import CommandOutcome
+
+        try:
+            agent = self.agent_named(agent_name)
+            await host.live_session()
+            request = ForkRequest(agent=agent, goal=goal, execution_id=new_execution_id(),
+                                  label="task")
+            result = await self.fork(request, self._session_parent(host))
+        except InvokeError as exc:
+            return CommandOutcome.error(str(exc))
+        return CommandOutcome(text=fork_answer(result, agent.name), is_error=not result.stop.ok)
+
+    def _session_parent(self, host: CommandHost) -> ForkParent:
+        live = host.live
+        if live is None or self.assembly is None:
+            raise InvokeError("no session is open to run the fork in")
+        context = replace(self.assembly.tool_context(), session_id=str(live.id))
+        return ForkParent(tool_context=context, session_id=str(live.id), hooks=live.hooks,
+                          ask=live.ask, emit=live.notify)
+
+    def skills_text(self) -> str:
+        """Return what /skills shows: each skill, its layer and file, and problems."""
+        return listing_text("skills", self.skills.listing(), self.skills.failures)
+
+    def agents_text(self) -> str:
+        """Return what /agents shows: each subagent, its layer and file, and problems."""
+        return listing_text("subagents", self.agents.listing(), self.agents.failures)
+
+
+def _render(skill: Skill, args: str, context: RenderContext) -> str:
+    from aimon_core.skill import render_skill
+
+    return render_skill(skill, args, context)
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def listing_text(kind: str, entries: tuple[object, ...], failures: tuple[object, ...]) -> str:
+    """Return a listing of loaded definitions: name, layer, path, warnings; then failures."""
+    from aimon_core.skill import ListingEntry, LoadFailure
+
+    lines = [f"{len([e for e in entries if isinstance(e, ListingEntry) and not e.disabled])} "
+             f"{kind} loaded:"]
+    for entry in entries:
+        assert isinstance(entry, ListingEntry)
+        state = "  (disabled)" if entry.disabled else ""
+        lines.append(f"  {entry.name:<20} {entry.layer.value:<14} {entry.path}{state}")
+        if not entry.disabled:
+            lines.append(f"      {_one_line(entry.description, 100)}")
+        lines.extend(f"      warning: {w}" for w in entry.warnings)
+    for failure in failures:
+        assert isinstance(failure, LoadFailure)
+        lines.append(f"  not loaded: {failure.path} ({failure.layer.value}): {failure.message}")
+    return "\n".join(lines)

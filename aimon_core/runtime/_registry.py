@@ -1,0 +1,215 @@
+"""AgentRuntimeRegistry: one runtime per agent, built on first use, kept in step with settings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aimon_core.runtime._build import (
+    NO_FLAGS,
+    NO_PARTS,
+    RuntimeFlags,
+    RuntimeParts,
+    RuntimeSetupError,
+    build_runtime,
+    load_runtime_settings,
+)
+
+if TYPE_CHECKING:
+    from aimon_core.config import LoadedSettings, SettingsError, TrustRequest
+    from aimon_core.live import LiveSession
+    from aimon_core.runtime._assembly import AgentAssembly
+
+# Asks the person whether to trust a folder's risky settings; True: trust them.
+TrustAsker = Callable[["TrustRequest"], Awaitable[bool]]
+# Reports a line to the person: (text, style) — style is a hint ("dim", "red", "yellow").
+Say = Callable[[str, str], None]
+
+
+class AgentRuntimeRegistry:
+    """The runtimes of one project: one per agent, built on first use, shared by sessions.
+
+    The first `get` loads the settings, asks `trust` about a folder whose settings want to run
+    code or widen permissions (print mode passes none: they stay held back), and builds the
+    runtime off the event loop. `watch` applies settings edits to every runtime built; `aclose`
+    closes them. Whoever made the registry closes it.
+    """
+
+    def __init__(self, project_root: Path, flags: RuntimeFlags = NO_FLAGS, *,
+                 trust: TrustAsker | None = None, parts: RuntimeParts = NO_PARTS,
+                 on_notice: Callable[[str], None] | None = None) -> None:
+        self.project_root = Path(project_root).resolve()
+        self.flags = flags
+        self._trust = trust
+        self._parts = parts
+        self._on_notice = on_notice
+        self._built: dict[str | None, asyncio.Task[AgentAssembly]] = {}
+        self._declined: set[str] = set()  # config hashes the person chose not to trust
+
+    async def get(self, agent: str | None = None) -> AgentAssembly:
+        """Return the runtime of `agent` (None: the flags' agent or the default one)."""
+        key = agent if agent is not None else self.flags.agent
+        building = self._built.get(key)
+        if building is None or (building.done() and not building.cancelled()
+                                and building.exception() is not None):
+            flags = replace(self.flags, agent=key)
+            building = asyncio.get_running_loop().create_task(self._build(flags))
+            self._built[key] = building
+        return await asyncio.shield(building)
+
+    def built(self) -> list[AgentAssembly]:
+        """Return the runtimes built so far."""
+        return [task.result() for task in self._built.values()
+                if task.done() and not task.cancelled() and task.exception() is None]
+
+    def find(self, agent_name: str | None) -> AgentAssembly | None:
+        """Return a built runtime whose agent is called `agent_name` (any, for None)."""
+        return next((built for built in self.built()
+                     if agent_name is None or built.runtime.agent.name == agent_name), None)
+
+    async def _build(self, flags: RuntimeFlags) -> AgentAssembly:
+        root = self.project_root
+        settings = await asyncio.to_thread(load_runtime_settings, root, flags,
+                                           trust_all=self._parts.trust_all)
+        settings = await self.settle_trust(settings)
+        assembly = await asyncio.to_thread(build_runtime, root, flags=flags, settings=settings,
+                                           parts=self._parts)
+        if self._on_notice is not None:
+            for notice in assembly.notices:
+                self._on_notice(notice)
+        return assembly
+
+    async def settle_trust(self, settings: LoadedSettings) -> LoadedSettings:
+        """Ask about a folder's untrusted settings; return them reloaded if trusted."""
+        from aimon_core.config import TrustStore
+
+        request = settings.pending_trust
+        if request is None or self._trust is None or request.config_hash in self._declined:
+            return settings
+        if not await self._trust(request):
+            self._declined.add(request.config_hash)
+            return settings
+        await asyncio.to_thread(TrustStore().trust, request.folder, request.config_hash)
+        return await asyncio.to_thread(load_runtime_settings, self.project_root, self.flags)
+
+    async def aclose(self) -> None:
+        """Close every runtime's model client (builds still running are cancelled)."""
+        built, self._built = list(self._built.values()), {}
+        for task in built:
+            task.cancel()
+        if built:
+            await asyncio.wait(built)
+        for task in built:
+            if not task.cancelled() and task.exception() is None:
+                await task.result().aclose()
+
+    async def watch(self, say: Say, current: Callable[[], LiveSession | None] = lambda: None
+                    ) -> None:
+        """Apply every settings edit to the built runtimes until cancelled.
+
+        `say` reports each reload; ConfigChange hooks fire bound to `current()`'s session.
+        """
+        from aimon_core.config import TrustStore, watch_settings
+
+        root = self.project_root
+        changes: asyncio.Queue[LoadedSettings | SettingsError] = asyncio.Queue()
+        stop, ready = asyncio.Event(), asyncio.Event()
+        stamps = await asyncio.to_thread(_settings_stamps, root)
+        watcher = asyncio.get_running_loop().create_task(watch_settings(
+            root, changes.put_nowait, trust_store=TrustStore(),
+            flags=self.flags.settings_layer(), stop_event=stop, ready=ready))
+        try:
+            await ready.wait()
+            # An edit made after the runtimes were built and before the files were watched
+            # sent no event: compare once now that every later edit will.
+            await self._catch_up(changes)
+            while True:
+                change = await changes.get()
+                now = await asyncio.to_thread(_settings_stamps, root)
+                changed: list[tuple[str, Path | None]] = [
+                    (layer, path) for layer, (path, stamp) in now.items()
+                    if stamps.get(layer, (path, None))[1] != stamp]
+                stamps = now
+                await self._reloaded(change, changed, say, current())
+        finally:
+            stop.set()
+            await asyncio.gather(watcher, return_exceptions=True)
+
+    async def _catch_up(self, changes: asyncio.Queue[LoadedSettings | SettingsError]) -> None:
+        from aimon_core.config import SettingsError
+
+        built = self.built()
+        if not built:
+            return
+        try:
+            now = await asyncio.to_thread(load_runtime_settings, self.project_root, self.flags)
+        except RuntimeSetupError as exc:
+            cause = exc.__context__
+            if isinstance(cause, SettingsError):
+                changes.put_nowait(cause)
+            return
+        if now != built[0].settings:
+            changes.put_nowait(now)
+
+    async def _reloaded(self, change: LoadedSettings | SettingsError,
+                        changed: list[tuple[str, Path | None]], say: Say,
+                        live: LiveSession | None) -> None:
+        from aimon_core.config import SettingsError
+
+        built = self.built()
+        if not built:
+            return
+        if isinstance(change, SettingsError):
+            say(f"Settings not reloaded (the previous ones stay in effect): {change}", "red")
+            return
+        try:
+            change = await self.settle_trust(change)
+        except RuntimeSetupError as exc:
+            say(f"Settings not reloaded (the previous ones stay in effect): {exc}", "red")
+            return
+        first = self.find(live.runtime.agent.name if live is not None else None) or built[0]
+        if change == first.settings:
+            return
+        notes = first.apply_settings(change, lambda exc: say(f"settings: {exc}", "red"))
+        for other in built:
+            if other is not first and change != other.settings:
+                other.apply_settings(change, lambda exc: None)
+        say("settings reloaded" + (f" ({'; '.join(notes)})" if notes else ""), "dim")
+        await _config_changed(first, live, changed, say)
+
+
+async def _config_changed(assembly: AgentAssembly, live: LiveSession | None,
+                          changed: list[tuple[str, Path | None]], say: Say) -> None:
+    """Run the ConfigChange hooks, once per settings file that changed."""
+    from aimon_core.hook import HookDispatcher, HookEvent
+
+    event = HookEvent.ON_CONFIG_RELOAD
+    hooks = live.hooks if live is not None else HookDispatcher(
+        assembly.hooks, cwd=assembly.project_root,
+        permission_mode=assembly.runtime.permission_mode)
+    if not hooks.active(event):
+        return
+    for layer, path in changed or [("project", None)]:
+        result = await hooks.fire(event, source=f"{layer}_settings",
+                                  extra={"file_path": str(path)} if path is not None else {})
+        for note in (*result.errors, result.system_message):
+            if note:
+                say(note, "yellow")
+
+
+def _settings_stamps(root: Path) -> dict[str, tuple[Path, tuple[int, int] | None]]:
+    """Return each settings file's (mtime, size), None when missing, by layer name."""
+    from aimon_core.config import settings_paths
+
+    stamps: dict[str, tuple[Path, tuple[int, int] | None]] = {}
+    for layer, path in settings_paths(root):
+        try:
+            info = path.stat()
+        except OSError:
+            stamps[layer.value] = (path, None)
+        else:
+            stamps[layer.value] = (path, (info.st_mtime_ns, info.st_size))
+    return stamps

@@ -1,0 +1,86 @@
+"""Layered lookup by name: later layers win; an empty override switches a name off.
+
+Shared by skills and subagent definitions. Loading a layer yields candidates; composing them
+keeps, per name, the highest layer's candidate and remembers the paths it hides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from aimon_core.skill._model import Layer, ListingEntry, LoadFailure
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate(Generic[T]):
+    """One definition found in one layer; `value` None marks a disabling override."""
+
+    name: str
+    description: str
+    layer: Layer
+    path: Path
+    value: T | None
+    warnings: tuple[str, ...] = ()
+
+
+class LayeredRegistry(Generic[T]):
+    """Definitions by name after layering, with the listing and the files that failed."""
+
+    def __init__(self, candidates: Iterable[Candidate[T]],
+                 failures: Iterable[LoadFailure] = ()) -> None:
+        """Compose `candidates`, given lowest layer first; later ones win by name."""
+        self._winners: dict[str, Candidate[T]] = {}
+        self._shadows: dict[str, list[Path]] = {}
+        self._notes: dict[str, list[str]] = {}
+        for candidate in candidates:
+            self._add(candidate)
+        self.failures: tuple[LoadFailure, ...] = tuple(failures)
+
+    def _add(self, candidate: Candidate[T]) -> None:
+        name = candidate.name
+        previous = self._winners.get(name)
+        if previous is not None and previous.layer == candidate.layer:
+            self._notes.setdefault(name, []).append(
+                f"{candidate.path}: {name!r} is also defined by {previous.path} in the same "
+                f"layer ({candidate.layer}); that one is used")
+            return
+        if previous is None and candidate.value is None:
+            self._notes.setdefault(name, []).append(
+                f"{candidate.path}: the body is empty, which disables {name!r}, but no lower "
+                "layer defines it")
+        if previous is not None:
+            self._shadows.setdefault(name, []).append(previous.path)
+        self._winners[name] = candidate
+
+    def get(self, name: str) -> T | None:
+        """Return the definition named `name`; None when absent or disabled."""
+        candidate = self._winners.get(name)
+        return None if candidate is None else candidate.value
+
+    def values(self) -> tuple[T, ...]:
+        """Return every enabled definition, by name."""
+        return tuple(c.value for _, c in sorted(self._winners.items()) if c.value is not None)
+
+    def names(self) -> tuple[str, ...]:
+        """Return the names of the enabled definitions, sorted."""
+        return tuple(n for n, c in sorted(self._winners.items()) if c.value is not None)
+
+    def listing(self) -> tuple[ListingEntry, ...]:
+        """Return one entry per name: the winning definition, its layer, path and warnings."""
+        entries = []
+        for name, candidate in sorted(self._winners.items()):
+            entries.append(ListingEntry(
+                name=name,
+                description=candidate.description,
+                layer=candidate.layer,
+                path=candidate.path,
+                warnings=candidate.warnings + tuple(self._notes.get(name, ())),
+                disabled=candidate.value is None,
+                shadows=tuple(self._shadows.get(name, ())),
+            ))
+        return tuple(entries)

@@ -1,0 +1,148 @@
+"""Find skills in their layers and compose them: built-in < bundled < user < .claude < .aimon.
+
+Start-up reads one index file for the built-in bundle and one SKILL.md per installed skill
+(frontmatter and body in one read; parsing the body costs nothing, it stays text). Supporting
+files are listed only when a skill is rendered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aimon_core.agent._definition import split_frontmatter
+from aimon_core.skill._layers import Candidate, LayeredRegistry
+from aimon_core.skill._model import Layer, LoadFailure, Skill, SkillError
+from aimon_core.skill._parse import parse_skill
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
+SkillRegistry = LayeredRegistry[Skill]
+BUNDLE_PACKAGE = "builtin_bundles"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SkillRoots:
+    """Where each layer's skills live; None leaves a layer out."""
+
+    project_root: Path
+    user_dir: Path | None
+    # The materialized copy of the built-in bundle (see materialize_bundle); None: read the
+    # built-ins from the package.
+    bundled_dir: Path | None = None
+    bundle: str = "default"
+
+
+def bundle_root(bundle: str = "default") -> Traversable:
+    """Return the package folder of a built-in bundle."""
+    return resources.files(BUNDLE_PACKAGE) / bundle
+
+
+def bundle_index(bundle: str = "default") -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Return (skill name, its files) for each skill the bundle's index lists."""
+    index = bundle_root(bundle) / "skills" / "index.json"
+    if not index.is_file():
+        return ()
+    data = json.loads(index.read_text(encoding="utf-8"))
+    return tuple((entry["name"], tuple(entry["files"])) for entry in data["skills"])
+
+
+def load_skills(roots: SkillRoots) -> SkillRegistry:
+    """Load every layer's skills and compose them by name."""
+    candidates: list[Candidate[Skill]] = []
+    failures: list[LoadFailure] = []
+    for candidate_or_failure in _all_layers(roots):
+        if isinstance(candidate_or_failure, LoadFailure):
+            failures.append(candidate_or_failure)
+        else:
+            candidates.append(candidate_or_failure)
+    return LayeredRegistry(candidates, failures)
+
+
+def default_roots(project_root: Path, bundled_dir: Path | None = None) -> SkillRoots:
+    """Return the standard roots: the user's config folder (AIMON_HOME aware) and the project."""
+    from aimon_core.session import user_config_dir
+
+    return SkillRoots(project_root=project_root, user_dir=user_config_dir() / "skills",
+                      bundled_dir=bundled_dir)
+
+
+def _all_layers(roots: SkillRoots) -> Iterator[Candidate[Skill] | LoadFailure]:
+    for name, _files in bundle_index(roots.bundle):
+        copy = None if roots.bundled_dir is None else roots.bundled_dir / name / "SKILL.md"
+        if copy is not None and copy.is_file():
+            yield _read(copy, Layer.BUNDLED)
+        else:
+            entry = bundle_root(roots.bundle) / "skills" / name / "SKILL.md"
+            path = Path(str(entry))
+            yield _from_text(entry.read_text(encoding="utf-8"), path, Layer.BUILTIN)
+    if roots.user_dir is not None:
+        yield from scan_skill_folder(roots.user_dir, Layer.USER)
+    yield from scan_skill_folder(roots.project_root / ".claude" / "skills", Layer.CLAUDE_PROJECT)
+    yield from scan_skill_folder(roots.project_root / ".aimon" / "skills", Layer.PROJECT)
+
+
+def scan_skill_folder(root: Path, layer: Layer) -> Iterator[Candidate[Skill] | LoadFailure]:
+    """Yield a candidate or failure for each `<root>/<name>/SKILL.md` (or skill.md)."""
+    root = root.absolute()
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        yield LoadFailure(path=root, layer=layer, message=f"cannot list the folder ({exc})")
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        folder = Path(entry.path)
+        for file_name in ("SKILL.md", "skill.md"):
+            path = folder / file_name
+            if path.is_file():
+                yield _read(path, layer)
+                break
+
+
+def _read(path: Path, layer: Layer) -> Candidate[Skill] | LoadFailure:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return LoadFailure(path=path, layer=layer, message=f"cannot be read ({exc})")
+    return _from_text(text, path, layer)
+
+
+def _from_text(text: str, path: Path, layer: Layer) -> Candidate[Skill] | LoadFailure:
+    disabled = _disabling_name(text, path)
+    if disabled is not None:
+        return Candidate(name=disabled, description="(disabled)", layer=layer, path=path,
+                         value=None)
+    try:
+        skill = parse_skill(text, path=path)
+    except SkillError as exc:
+        return LoadFailure(path=path, layer=layer, message=exc.reason)
+    return Candidate(name=skill.name, description=skill.description, layer=layer, path=path,
+                     value=skill, warnings=skill.warnings)
+
+
+def _disabling_name(text: str, path: Path) -> str | None:
+    """Return the name an empty-bodied SKILL.md switches off; None for a real skill."""
+    front, body = split_frontmatter(text)
+    if body.strip() or (front is None and text.strip()):
+        return None
+    name: object = None
+    if front:
+        import yaml
+
+        try:
+            fields = yaml.safe_load(front)
+        except yaml.YAMLError:
+            fields = None
+        if isinstance(fields, dict):
+            name = fields.get("name")
+    return name.strip() if isinstance(name, str) and name.strip() else path.parent.name

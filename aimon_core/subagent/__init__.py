@@ -1,0 +1,19 @@
+"""Subagents: agent definitions found by layer; the executor joins later."""
+
+from aimon_core.subagent._registry import (
+    AgentRegistry,
+    AgentRoots,
+    builtin_agent_names,
+    default_agent_roots,
+    load_agents,
+    scan_agent_folder,
+)
+
+__all__ = [
+    "AgentRegistry",
+    "AgentRoots",
+    "builtin_agent_names",
+    "default_agent_roots",
+    "load_agents",
+    "scan_agent_folder",
+]

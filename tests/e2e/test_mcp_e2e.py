@@ -1,0 +1,172 @@
+"""End to end: real MCP servers through the `aimon` command and the loopback model.
+
+mcp-server-time and mcp-server-git come from PyPI (the test extras); server-everything and
+server-filesystem from npm, found in the folder `.ci/run` installs them into
+(`AIMON_MCP_NPM`, default ~/.cache/aimon-ci/mcp-npm) and skipped when it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aimon_core.session import user_config_dir
+from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
+
+AIMON = str(Path(sys.executable).with_name("aimon"))
+FAKE = str(Path(__file__).parents[1] / "mcp" / "fake_server.py")
+NPM_BIN = Path(os.environ.get("AIMON_MCP_NPM", Path.home() / ".cache" / "aimon-ci" / "mcp-npm")
+               ) / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackModelServer]:
+    with LoopbackModelServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    project.mkdir()
+    git = ["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git[:3], "init", "-q", "-b", "main"], check=True)
+    (project / "README.md").write_text("hello\n")
+    subprocess.run([*git, "add", "README.md"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "init"], check=True)
+    (project / "untracked.txt").write_text("new\n")
+    return project
+
+
+def configure(servers: dict[str, Any], **extra: Any) -> None:
+    """Write the servers into the user's settings (the user layer needs no trust)."""
+    path = user_config_dir() / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers, **extra}))
+
+
+def aimon(server: LoopbackModelServer, cwd: Path, *args: str, **env_extra: str
+          ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
+               AIMON_NO_LOCAL_PROBE="1", **env_extra)
+    return subprocess.run([AIMON, "--model", "claude-sonnet-5-5", "-p", "go", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=90, check=False)
+
+
+def results(server: LoopbackModelServer) -> list[str]:
+    """Tool result texts in the last request, in order."""
+    out: list[str] = []
+    for message in server.requests[-1].body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block["type"] == "tool_result":
+                content = block["content"]
+                out.append(content if isinstance(content, str)
+                           else "".join(c.get("text", "") for c in content))
+    return out
+
+
+def tool_names(server: LoopbackModelServer, index: int = 0) -> set[str]:
+    return {tool["name"] for tool in server.requests[index].body.get("tools", [])}
+
+
+def call(name: str, **arguments: Any) -> Reply:
+    return Reply(tool_calls=(ScriptedToolCall(name=name, input=arguments),))
+
+
+TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+
+
+def git_server(repo: Path) -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-m", "mcp_server_git", "-r", str(repo)]}
+
+
+def test_time_and_git_tools_reach_the_model_and_rules_apply(
+        repo: Path, server: LoopbackModelServer) -> None:
+    configure({"time": TIME, "git": git_server(repo)})
+    server.add(call("mcp__time__get_current_time", timezone="Europe/Paris"),
+               call("mcp__git__git_status", repo_path=str(repo)),
+               Reply(text="done"))
+    done = aimon(server, repo, "--allowed-tools", "mcp__time")
+    assert done.returncode == 0, done.stderr
+    names = tool_names(server)
+    assert {"mcp__time__get_current_time", "mcp__git__git_status"} <= names
+    time_result, git_result = results(server)
+    assert '"timezone": "Europe/Paris"' in time_result
+    # Not allowed by a rule, and print mode has nobody to ask: refused.
+    assert "Repository status" not in git_result
+
+    server.add(call("mcp__git__git_status", repo_path=str(repo)), Reply(text="done"))
+    done = aimon(server, repo, "--allowed-tools", "mcp__git__git_status")
+    assert done.returncode == 0, done.stderr
+    assert "untracked.txt" in results(server)[-1]
+
+
+def test_pre_tool_use_hooks_match_mcp_tools(repo: Path, server: LoopbackModelServer) -> None:
+    hook = {"matcher": "mcp__time__.*",
+            "hooks": [{"type": "command", "command": "echo no clocks today >&2; exit 2"}]}
+    configure({"time": TIME}, hooks={"PreToolUse": [hook]})
+    server.add(call("mcp__time__get_current_time", timezone="UTC"), Reply(text="done"))
+    done = aimon(server, repo, "--allowed-tools", "mcp__time")
+    assert done.returncode == 0, done.stderr
+    assert "no clocks today" in results(server)[-1]
+
+
+def test_a_server_that_crashes_mid_session_is_restarted(
+        repo: Path, server: LoopbackModelServer, tmp_path: Path) -> None:
+    state = tmp_path / "starts"
+    configure({"flaky": {"command": sys.executable, "args": [FAKE, "--state", str(state)]}})
+    server.add(call("mcp__flaky__crash"), call("mcp__flaky__echo", text="hi"),
+               Reply(text="done"))
+    done = aimon(server, repo, "--allowed-tools", "mcp__flaky")
+    assert done.returncode == 0, done.stderr
+    crashed, echoed = results(server)
+    assert "went away" in crashed
+    assert echoed == "echo: hi (start 2)"
+    assert "MCP server flaky stopped" in done.stderr
+
+
+def test_a_server_that_never_answers_does_not_hang_the_turn(
+        repo: Path, server: LoopbackModelServer) -> None:
+    configure({"silent": {"command": sys.executable, "args": [FAKE, "--silent"]},
+               "slowtool": {"command": sys.executable, "args": [FAKE]}})
+    server.add(call("mcp__slowtool__hang"), Reply(text="done"))
+    done = aimon(server, repo, "--allowed-tools", "mcp__slowtool",
+                 MCP_TIMEOUT="3000", MCP_TOOL_TIMEOUT="1500")
+    assert done.returncode == 0, done.stderr
+    assert "mcp__silent__echo" not in tool_names(server)
+    assert "did not answer within 1.5 s" in results(server)[-1]
+
+
+@pytest.mark.skipif(not (NPM_BIN / "mcp-server-everything").exists(),
+                    reason=f"npm MCP servers not installed in {NPM_BIN} (.ci/run installs them "
+                           "when npm is available)")
+def test_npm_everything_and_filesystem_servers(repo: Path, server: LoopbackModelServer) -> None:
+    configure({"everything": {"command": str(NPM_BIN / "mcp-server-everything"),
+                              "args": ["stdio"]},
+               "fs": {"command": str(NPM_BIN / "mcp-server-filesystem"), "args": [str(repo)]}})
+    server.add(call("mcp__everything__echo", message="hello"),
+               call("mcp__everything__get-tiny-image"),
+               call("ListMcpResources", server="everything"),
+               call("mcp__fs__list_directory", path=str(repo)),
+               Reply(text="done"))
+    done = aimon(server, repo, "--allowed-tools", "mcp__everything", "--allowed-tools",
+                 "mcp__fs", "--allowed-tools", "ListMcpResources")
+    assert done.returncode == 0, done.stderr
+    echo, image, resources, listing = results(server)
+    assert echo == "Echo: hello"
+    assert "demo://resource/static/document/" in resources
+    # aimon offers the project as the client's root: the filesystem server serves it.
+    assert "[FILE] README.md" in listing
+    image_blocks = [b for m in server.requests[-1].body["messages"]
+                    if isinstance(m["content"], list) for r in m["content"]
+                    if r["type"] == "tool_result" and isinstance(r["content"], list)
+                    for b in r["content"] if b["type"] == "image"]
+    assert image_blocks and image != ""

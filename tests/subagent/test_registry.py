@@ -1,0 +1,82 @@
+"""Agent layers: built-in < user agents/ < .claude/agents/ < .aimon/agents/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aimon_core.agent import load_builtin_agent
+from aimon_core.skill import Layer
+from aimon_core.subagent import AgentRoots, builtin_agent_names, default_agent_roots, load_agents
+
+
+def write_agent(folder: Path, file_name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / file_name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def roots(tmp_path: Path) -> AgentRoots:
+    return AgentRoots(project_root=tmp_path / "repo", user_dir=tmp_path / "user" / "agents")
+
+
+def test_builtin_agents() -> None:
+    assert builtin_agent_names() == ("code-reviewer", "explore", "general-purpose")
+    explore = load_builtin_agent("explore")
+    assert explore.tools is not None and "Write" not in explore.tools
+    assert all(t in ("Read", "Grep", "Glob") or t.startswith("Bash(git ") for t in explore.tools)
+    assert load_builtin_agent("general-purpose").tools is None
+    reviewer = load_builtin_agent("code-reviewer")
+    assert reviewer.tools is not None and "Edit" not in reviewer.tools
+    for name in builtin_agent_names():
+        agent = load_builtin_agent(name)
+        assert agent.warnings == () and "{{" not in agent.render_prompt()
+
+
+def test_layers_compose_by_name(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    write_agent(tmp_path / "user" / "agents", "explore.md",
+                "---\nname: explore\ndescription: user explore\n---\nx\n")
+    write_agent(repo / ".claude" / "agents", "a.md",
+                "---\nname: api-backend-architect\ndescription: claude\n---\nx\n")
+    project = write_agent(repo / ".aimon" / "agents", "b.md",
+                          "---\nname: api-backend-architect\ndescription: ours\n---\nx\n")
+    write_agent(repo / ".aimon" / "agents", "README.md", "# not an agent\n")
+    registry = load_agents(roots(tmp_path))
+    entries = {e.name: e for e in registry.listing()}
+    assert entries["explore"].layer == Layer.USER and entries["explore"].description == (
+        "user explore")
+    assert entries["api-backend-architect"].path == project
+    assert entries["api-backend-architect"].layer == Layer.PROJECT
+    agent = registry.get("api-backend-architect")
+    assert agent is not None and agent.description == "ours"
+    assert registry.failures == ()
+
+
+def test_empty_body_disables_and_bad_files_fail(tmp_path: Path) -> None:
+    folder = tmp_path / "repo" / ".aimon" / "agents"
+    write_agent(folder, "explore.md", "---\nname: explore\n---\n")
+    bad = write_agent(folder, "bad.md", "just text, no frontmatter\n")
+    registry = load_agents(roots(tmp_path))
+    assert registry.get("explore") is None
+    assert {e.name: e.disabled for e in registry.listing()}["explore"]
+    assert [(f.path, f.layer) for f in registry.failures] == [(bad, Layer.PROJECT)]
+    assert "no YAML frontmatter" in registry.failures[0].message
+
+
+def test_same_name_twice_in_one_layer_warns(tmp_path: Path) -> None:
+    folder = tmp_path / "repo" / ".aimon" / "agents"
+    first = write_agent(folder, "a.md", "---\nname: twin\ndescription: a\n---\nx\n")
+    write_agent(folder, "b.md", "---\nname: twin\ndescription: b\n---\nx\n")
+    entry = {e.name: e for e in load_agents(roots(tmp_path)).listing()}["twin"]
+    assert entry.path == first and "also defined by" in entry.warnings[0]
+
+
+def test_user_layer_follows_aimon_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIMON_HOME", str(tmp_path / "home"))
+    write_agent(tmp_path / "home" / "config" / "agents", "mine.md",
+                "---\ndescription: d\n---\nx\n")
+    registry = load_agents(default_agent_roots(tmp_path / "repo"))
+    assert {e.name: e.layer for e in registry.listing()}["mine"] == Layer.USER
