@@ -16,6 +16,7 @@ imports the model layer (those are imported inside the functions that need them)
 from __future__ import annotations
 
 import asyncio
+import textwrap
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 from prompt_toolkit.styles import Style
 
-from aimon_cli._preview import ProposedChange, proposed_change
+from aimon_core.tools._preview import ProposedChange
 
 if TYPE_CHECKING:
     from aimon_core.config import TrustRequest
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest
 
 GUARD_SECONDS = 0.5
+# How long a lone Esc waits for the rest of an escape sequence (prompt-toolkit's 0.5 s made
+# Esc feel slower than Ctrl-C); terminals send a sequence's bytes together.
+ESCAPE_SECONDS = 0.05
 T = TypeVar("T")
 INTERRUPT = "interrupt"
 LATER = "later"
@@ -46,6 +50,7 @@ QUESTION_STYLE = Style.from_dict({
     "hint": "#888888",
     "question": "bold",
     "mark": "bold #d7875f",
+    "chosen": "bold #d7875f",
 })
 
 
@@ -96,6 +101,19 @@ class Questions:
     _on_question: Callable[[], None] = _ignore
     _live: LiveSession | None = None
     _detach: Callable[[], None] = _ignore
+    # Once a session runs, trust is never asked mid-session: a folder's new settings wait,
+    # announced through `on_held`, until the user runs /trust.
+    defer_trust: bool = False
+    on_held: Callable[[TrustRequest], None] = _ignore
+    _held: TrustRequest | None = None
+
+    def held(self) -> TrustRequest | None:
+        """Return the folder settings waiting for /trust, if any."""
+        return self._held
+
+    def clear_held(self) -> None:
+        """Forget the settings that waited for /trust (they are trusted now)."""
+        self._held = None
 
     def listen(self, on_question: Callable[[], None]) -> None:
         """Call `on_question` when questions come or go."""
@@ -138,15 +156,26 @@ class Questions:
             self._on_question()
 
     async def preview(self, question: ApprovalQuestion) -> ProposedChange | None:
-        """Return (and keep) the change an approval question's call would make."""
+        """Return (and keep) the change an approval question's call would make.
+
+        The tool previews it (`Tool.preview`, carried on the request); the front end never
+        decides by tool name what a call would change.
+        """
         if question.change is None:
-            request = question.request
-            question.change = await asyncio.to_thread(
-                proposed_change, request.tool_name, request.tool_input, self.project_root)
+            question.change = question.request.preview
         return question.change
 
     async def ask_trust(self, request: TrustRequest) -> bool:
-        """Ask whether to trust the folder's risky settings; True if the user trusts it."""
+        """Ask whether to trust the folder's risky settings; True if the user trusts it.
+
+        With `defer_trust`, nothing is asked: the request waits for /trust (False for now).
+        """
+        if self.defer_trust:
+            known = self._held is not None and self._held.config_hash == request.config_hash
+            self._held = request
+            if not known:
+                self.on_held(request)
+            return False
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._trust = TrustQuestion(request=request, future=future)
         self._on_question()
@@ -188,20 +217,27 @@ class Questions:
         if question is None or question.future.done():
             return False
         question.future.set_result(trusted)
+        if not trusted:
+            self._held = question.request  # /trust can still accept it later
         return True
 
 
-# ── asking: a one-key prompt and a one-line prompt ──────────────────────────────────────
+# ── asking: a highlighted-choice selector and a one-line prompt ────────────────────────
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Choice:
-    """A key the user may press, what it returns, and the hint line that explains it."""
+    """An answer: its shortcut keys, what it returns, and the line that explains it.
+
+    A shortcut letter only moves the highlight; Enter confirms. `immediate` keys (Esc, Ctrl-C:
+    put off, interrupt) answer at once, as they commit to nothing.
+    """
 
     keys: tuple[str, ...]
     value: str
     label: str = ""
     hint: str = ""
+    immediate: bool = False
 
 
 def approval_choices(request: ApprovalRequest) -> tuple[Choice, ...]:
@@ -209,45 +245,93 @@ def approval_choices(request: ApprovalRequest) -> tuple[Choice, ...]:
     rule, agent_rule = request.suggested_rule, request.agent_rule
     once = (f"allow, and allow {rule} again this turn" if rule
             else "allow this call (no rule can describe it to remember)")
-    choices = [Choice(keys=("enter", "o", "O"), value="turn", label="Enter/o", hint=once)]
+    choices = [Choice(keys=("o", "O"), value="turn", label="o", hint=once)]
     if rule:
         choices.append(Choice(keys=("y", "Y"), value="session", label="y",
                               hint=f"always allow {rule} in this session"))
     if agent_rule:
+        scope = getattr(request, "agent_scope", "") or "this agent"
         choices.append(Choice(keys=("a", "A"), value="agent", label="a",
-                              hint=f"always allow {agent_rule} for this agent (new sessions too)"))
+                              hint=f"always allow {agent_rule} for {scope} "
+                                   "(new sessions too; not other projects)"))
     choices += [
         Choice(keys=("n", "N"), value="deny", label="n", hint="deny, then say why (optional)"),
-        Choice(keys=("escape",), value=LATER, label="Esc",
+        Choice(keys=("escape",), value=LATER, label="Esc", immediate=True,
                hint="answer later with /approve or /deny · Ctrl-C interrupts the turn"),
-        Choice(keys=("c-c",), value=INTERRUPT),
+        Choice(keys=("c-c",), value=INTERRUPT, immediate=True),
     ]
     return tuple(choices)
 
 
 TRUST_CHOICES = (
-    Choice(keys=("y", "Y"), value="yes"),
-    Choice(keys=("n", "N", "enter", "escape"), value="no"),
-    Choice(keys=("c-c",), value="no"),
+    Choice(keys=("y", "Y"), value="yes", label="y",
+           hint="trust this folder: load all of its settings (asked again when they change)"),
+    Choice(keys=("n", "N"), value="no", label="n",
+           hint="not now: keep these held back (/trust loads them later)"),
+    Choice(keys=("escape",), value="no", immediate=True),
+    Choice(keys=("c-c",), value="no", immediate=True),
 )
 
 
-def hint_lines(choices: tuple[Choice, ...]) -> StyleAndTextTuples:
-    """Return the aligned `key  what it does` lines of the choices that have a hint."""
-    shown = [c for c in choices if c.hint]
-    width = max((len(c.label) for c in shown), default=0)
-    lines: StyleAndTextTuples = []
-    for choice in shown:
-        lines += [("", "  "), ("class:key", choice.label.ljust(width)),
-                  ("class:hint", f"  {choice.hint}\n")]
-    return lines
+def wrap_hint(prefix: str, text: str, width: int) -> list[str]:
+    """Return `prefix + text` wrapped at word boundaries, later lines indented under it."""
+    room = max(width - len(prefix) - 1, 12)
+    lines = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
+    return [prefix + lines[0], *(" " * len(prefix) + line for line in lines[1:])]
+
+
+@dataclass(slots=True)
+class Selection:
+    """The state of a question on screen: the highlight, and text typed into it.
+
+    Keys pressed before the guard ends are typing (kept for the prompt). After it, a
+    shortcut letter typed first only moves the highlight; any other text is kept for the
+    prompt too, and Enter answers nothing until an arrow key chose again.
+    """
+
+    choices: tuple[Choice, ...]
+    index: int = 0
+    typed: str = ""  # text typed into the ready question (for the prompt's draft)
+    letter: str = ""  # a shortcut letter that moved the highlight (not yet text)
+    typing: bool = False  # the last key added text: Enter must not answer now
+
+    @property
+    def listed(self) -> tuple[Choice, ...]:
+        """Return the choices the highlight moves over."""
+        return tuple(c for c in self.choices if c.hint and not c.immediate)
+
+    def current(self) -> Choice:
+        """Return the highlighted choice."""
+        return self.listed[self.index]
+
+    def move(self, step: int) -> None:
+        """Move the highlight (an arrow key): a deliberate choice again."""
+        self.index = (self.index + step) % len(self.listed)
+        self.letter, self.typing = "", False
+
+    def key(self, data: str) -> None:
+        """Take a printable key: a first shortcut letter highlights, anything else is text."""
+        if not self.typed and not self.letter:
+            for index, choice in enumerate(self.listed):
+                if data in choice.keys:
+                    self.index, self.letter, self.typing = index, data, False
+                    return
+        self.typed, self.letter, self.typing = self.typed + self.letter + data, "", True
+
+    def backspace(self) -> None:
+        """Remove the last key typed."""
+        if self.letter:
+            self.letter = ""
+        else:
+            self.typed = self.typed[:-1]
+            self.typing = bool(self.typed)
 
 
 class _Guard:
     """Holds answers back until no key was pressed for `seconds`; keys meanwhile are typing."""
 
-    def __init__(self, seconds: float, on_typed: Callable[[str], None]) -> None:
-        self.seconds, self.on_typed = seconds, on_typed
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
         self.redraw: Callable[[], None] = _ignore
         self._until = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -264,41 +348,73 @@ class _Guard:
             self._timer.cancel()
 
     def armed(self) -> bool:
-        """Tell whether a key now answers the question."""
+        """Tell whether keys now choose an answer."""
         return time.monotonic() >= self._until
 
-    def hold(self, data: str) -> None:
-        """Take a key pressed too soon: printable text goes to the draft; wait again."""
-        if len(data) == 1 and data.isprintable():
-            self.on_typed(data)
-        self.start()
+
+def question_lines(question: str, selection: Selection, *, armed: bool, width: int,
+                   keys: str) -> StyleAndTextTuples:
+    """Return the question as drawn: the choices (one highlighted), the question, the text."""
+    out: StyleAndTextTuples = []
+    listed = selection.listed
+    label_width = max((len(c.label) for c in selection.choices if c.hint), default=0)
+    for choice in selection.choices:
+        if not choice.hint:
+            continue
+        chosen = armed and choice in listed and choice is selection.current() \
+            and not selection.typing
+        mark = "❯ " if chosen else "  "
+        prefix = f"{mark}{choice.label.ljust(label_width)}  "
+        for number, line in enumerate(wrap_hint(prefix, choice.hint, width)):
+            style = "class:chosen" if chosen else "class:hint"
+            if number == 0:
+                out += [(style, mark), ("class:key", choice.label.ljust(label_width)),
+                        (style, line[len(mark) + label_width:] + "\n")]
+            else:
+                out.append((style, line + "\n"))
+    ready = f" [{keys}] ↑/↓ Enter" if armed else " …"
+    out += [("class:mark", "? "), ("class:question", question), ("class:hint", ready)]
+    if selection.typed:
+        shown = selection.typed if len(selection.typed) <= 40 else "…" + selection.typed[-39:]
+        note = (f"“{shown}” is kept for your prompt" +
+                (" · Enter answers nothing while you type: choose with ↑/↓, then Enter"
+                 if selection.typing else ""))
+        notes = wrap_hint("  ", note, width)[:3]
+        out += [("", "\n"), ("class:hint", "\n".join(notes))]
+    return out
 
 
 async def choose(question: str, choices: tuple[Choice, ...], *, done: asyncio.Future[Any],
                  on_typed: Callable[[str], None], guard: float = GUARD_SECONDS,
-                 header: StyleAndTextTuples | None = None, keys: str = "") -> str | None:
-    """Show `header` and `question`; return the value of the first choice key pressed.
+                 header: StyleAndTextTuples | None = None, keys: str = "",
+                 default: int = 0) -> str | None:
+    """Show `question` with its choices; return the value the user confirms.
 
-    Other keys are ignored. No key answers until none was pressed for `guard` seconds: keys
-    pressed before go to `on_typed` (the user was still writing a prompt); then `keys`
-    (default: the letters) shows. Return None when `done` completes first (it went away).
+    Arrow keys and shortcut letters move the highlight, Enter confirms it; `immediate`
+    choices (Esc, Ctrl-C) answer at once. Keys pressed before no key was pressed for `guard`
+    seconds never answer, and text typed into the question is given to `on_typed` (kept for
+    the prompt). Return None when `done` completes first (the question went away).
     """
     if done.done():
         return None
-    holding = _Guard(guard, on_typed)
-    keys = keys or "/".join(k for c in choices for k in c.keys if len(k) == 1 and k.islower())
+    from prompt_toolkit.application import get_app
+
+    holding = _Guard(guard)
+    selection = Selection(choices=choices, index=default)
+    keys = keys or "/".join(c.label for c in selection.listed if len(c.label) == 1)
 
     def text() -> StyleAndTextTuples:
-        ready = f" [{keys}]" if holding.armed() else " …"
-        return [*(header or []), ("class:mark", "? "), ("class:question", question),
-                ("class:hint", ready)]
+        width = get_app().output.get_size().columns
+        return [*(header or []), *question_lines(question, selection, armed=holding.armed(),
+                                                 width=width, keys=keys)]
 
     app: Application[str | None] = Application(
         layout=Layout(Window(FormattedTextControl(text), wrap_lines=True,
                              dont_extend_height=True)),
-        key_bindings=_choice_bindings(choices, holding), style=QUESTION_STYLE,
+        key_bindings=_choice_bindings(selection, holding, on_typed), style=QUESTION_STYLE,
         erase_when_done=True,
     )
+    app.ttimeoutlen = ESCAPE_SECONDS
     holding.redraw = app.invalidate
     holding.start()
 
@@ -312,27 +428,76 @@ async def choose(question: str, choices: tuple[Choice, ...], *, done: asyncio.Fu
     finally:
         holding.stop()
         done.remove_done_callback(went_away)
+        if selection.typed:
+            on_typed(selection.typed)
 
 
-def _choice_bindings(choices: tuple[Choice, ...], holding: _Guard) -> KeyBindings:
+Handler = Callable[[KeyPressEvent], None]
+
+
+def _guard(holding: _Guard, on_typed: Callable[[str], None]) -> Callable[[Handler], Handler]:
+    """Return a decorator: before the guard ends, a key is typing (kept), not an answer."""
+    def guarded(handler: Handler) -> Handler:
+        def run(event: KeyPressEvent) -> None:
+            if holding.armed():
+                handler(event)
+                return
+            if len(event.data) == 1 and event.data.isprintable():
+                on_typed(event.data)
+            holding.start()
+        return run
+    return guarded
+
+
+def _bind_immediate(bindings: KeyBindings, selection: Selection,
+                    guarded: Callable[[Handler], Handler]) -> None:
+    """Bind Esc and Ctrl-C style choices: they answer at once (Ctrl-C even while guarded)."""
+    for choice in selection.choices:
+        if not choice.immediate:
+            continue
+        for key in choice.keys:
+            def answer(event: KeyPressEvent, value: str = choice.value) -> None:
+                event.app.exit(result=value)
+            bindings.add(key)(answer if key == "c-c" else guarded(answer))
+
+
+def _choice_bindings(selection: Selection, holding: _Guard,
+                     on_typed: Callable[[str], None]) -> KeyBindings:
     bindings = KeyBindings()
+    guarded = _guard(holding, on_typed)
 
     @bindings.add("<any>")
+    @guarded
     def _other(event: KeyPressEvent) -> None:
-        if not holding.armed():
-            holding.hold(event.data)
+        if len(event.data) == 1 and event.data.isprintable():
+            selection.key(event.data)
 
-    def answer(value: str) -> Callable[[KeyPressEvent], None]:
-        def handler(event: KeyPressEvent) -> None:
-            if holding.armed() or value == INTERRUPT:
-                event.app.exit(result=value)
-            else:
-                holding.hold(event.data)
-        return handler
+    @bindings.add("up")
+    @guarded
+    def _up(event: KeyPressEvent) -> None:
+        selection.move(-1)
 
-    for choice in choices:
+    @bindings.add("down")
+    @bindings.add("tab")
+    @guarded
+    def _down(event: KeyPressEvent) -> None:
+        selection.move(1)
+
+    @bindings.add("backspace")
+    @guarded
+    def _back(event: KeyPressEvent) -> None:
+        selection.backspace()
+
+    @bindings.add("enter")
+    @guarded
+    def _enter(event: KeyPressEvent) -> None:
+        if not selection.typing:
+            event.app.exit(result=selection.current().value)
+
+    _bind_immediate(bindings, selection, guarded)
+    for choice in selection.listed:  # letters: highlight (through `<any>`), never answer
         for key in choice.keys:
-            bindings.add(key)(answer(choice.value))
+            bindings.add(key)(_other)
     return bindings
 
 
@@ -444,7 +609,7 @@ class Asker:
         self._show(question)
         choices = approval_choices(request)
         value = await choose(f"Allow this {request.tool_name} call?", choices, done=done,
-                             on_typed=self._typed, header=hint_lines(choices))
+                             on_typed=self._typed)
         reason = ""
         if value == "deny":
             said = await ask_line("Why? The model is told (Enter to skip): ", done=done)
@@ -468,12 +633,8 @@ class Asker:
         self._say(f"This folder's settings ({request.folder}) want to:", "bold")
         for what in request.what:
             self._say(f"  • {what}", "")
-        header: StyleAndTextTuples = [
-            ("", "  "), ("class:key", "y"), ("class:hint", "  trust this folder: load all of its "
-                                             "settings (asked again when they change)\n"),
-            ("", "  "), ("class:key", "n"), ("class:hint", "  not now: keep these held back\n")]
         value = await choose("Trust this folder?", TRUST_CHOICES, done=question.future,
-                             on_typed=self._typed, header=header, keys="y/N")
+                             on_typed=self._typed, keys="y/N", default=1)
         if value is None or question.future.done():
             return
         trusted = value == "yes"
@@ -481,5 +642,5 @@ class Asker:
         if trusted:
             self._say("Trusted: this folder's settings are in effect.", "dim")
         else:
-            self._say("Not trusted: those settings stay held back (you are asked again when "
-                      "aimon starts here).", "yellow")
+            self._say("Not trusted: those settings stay held back (/trust loads them; you are "
+                      "asked again when aimon starts here).", "yellow")

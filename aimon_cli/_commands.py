@@ -220,7 +220,7 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
         session_id=session_id, initial_prompt=prompt,
         history_file=user_data_dir() / "prompt-history", shutdown=shared.shutdown,
         questions=questions, assembly=lambda: shared.assembly, watch=shared.watch,
-        early=early,
+        early=early, trust=shared.trust,
     )
     try:
         return asyncio.run(run_repl(options))

@@ -38,6 +38,7 @@ async def pick_session(summaries: Sequence[SessionSummary], *,
                        console: Console | None = None) -> str | None:
     """List recent sessions, numbered, and return the one chosen (None: none, or cancelled)."""
     out = console or Console(highlight=False)
+    summaries = [s for s in summaries if s.message_count > 0]  # an empty one has nothing
     if not summaries:
         out.print("No sessions in this project yet. Start one with: aimon")
         return None

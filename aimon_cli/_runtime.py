@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from aimon_cli._approval import Questions
+    from aimon_core.config import TrustRequest
     from aimon_core.live import LiveSession
     from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, RuntimeFlags
     from aimon_core.session import SessionStore
@@ -64,6 +65,13 @@ class ReplRuntimes:
     async def shutdown(self) -> None:
         """Close every runtime's model client."""
         await self.registry.aclose()
+
+    async def trust(self, request: TrustRequest, say: Callable[[str, str], None]) -> None:
+        """Trust the folder's settings that wait (`/trust`) and apply them to every runtime."""
+        from aimon_core.config import TrustStore
+
+        await asyncio.to_thread(TrustStore().trust, request.folder, request.config_hash)
+        await self.registry.reload(say, self._current)
 
     async def watch(self, say: Callable[[str, str], None]) -> None:
         """Apply settings edits to every runtime until cancelled."""

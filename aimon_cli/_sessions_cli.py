@@ -97,10 +97,14 @@ def delete_session(session_id: str) -> None:
     store = default_store()
     try:
         sid = parse_session_id(session_id)
-        store.records.load(sid)
+        record = store.records.load(sid)
         with store.leases.acquire(sid, "aimon sessions delete") as lease:
             store.records.delete(sid, lease=lease)
     except SessionError as exc:
         sys.stderr.write(f"aimon: {exc}\n")
         raise typer.Exit(1) from None
-    typer.echo(f"Deleted session {sid}.")
+    from aimon_core.checkpoint import delete_session_checkpoints
+    from aimon_core.session import user_data_dir
+
+    had = delete_session_checkpoints(user_data_dir(), Path(record.project_root), sid)
+    typer.echo(f"Deleted session {sid}{' and its checkpoints' if had else ''}.")

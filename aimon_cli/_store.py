@@ -60,6 +60,7 @@ def agent_of_session(store: SessionStore, session_id: str) -> str | None:
 
 
 def most_recent(store: SessionStore, project_root: Path) -> SessionSummary | None:
-    """Return the newest session of this project, if any."""
-    found = store.records.list(str(project_root.resolve()), limit=1)
-    return found[0] if found else None
+    """Return the newest session of this project that holds messages, if any."""
+    found = store.records.list(str(project_root.resolve()), limit=20)
+    # An empty session (older versions stored one at every start) has nothing to continue.
+    return next((item for item in found if item.message_count > 0), None)

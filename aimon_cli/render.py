@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -38,10 +38,10 @@ from aimon_core.agent import (
 from aimon_core.command import format_cost, format_tokens
 from aimon_core.live import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
 from aimon_core.llm import Message, Usage
-from aimon_core.tools import ToolResult
+from aimon_core.tools import FileChange, FileRead, TodoList, ToolResult
 
 if TYPE_CHECKING:
-    from aimon_cli._preview import ProposedChange
+    from aimon_core.tools import ProposedChange
 
 RESULT_LINES = 4  # a result of up to this many lines is shown whole; longer ones are folded
 DIFF_LINES = 20
@@ -137,27 +137,35 @@ def _short_path(raw: str, root: Path | None) -> str:
 
 def result_lines(name: str, result: ToolResult, project_root: Path | None = None) -> list[Text]:
     """Return a tool result folded to a few lines (a diff, a checklist, or the first lines)."""
-    data = result.data
-    if result.is_error:
-        return _folded(result.text, style="red")
-    if isinstance(data.get("diff"), str):
-        return diff_lines(data["diff"], _short_path(str(data.get("path", "")), project_root),
-                          created=bool(data.get("created")))
-    if isinstance(data.get("todos"), list):
-        return todo_lines(data["todos"])
-    if name == "Read" and isinstance(data.get("total_lines"), int):
-        shown = int(data.get("last_line", 0)) - int(data.get("first_line", 1)) + 1
-        total = data["total_lines"]
-        return [Text(f"Read {shown} lines" + (f" of {total}" if shown < total else ""))]
-    return _folded(result.text)
+    if result.is_error:  # the error is at the end: show the tail, and the exit code
+        return _tail_folded(result.text)
+    match result.detail:
+        case FileChange(path=path, diff=diff, created=created):
+            return diff_lines(diff, _short_path(path, project_root), created=created)
+        case TodoList(items=items):
+            return todo_lines([{"content": i.content, "status": i.status} for i in items])
+        case FileRead(first_line=first, last_line=last, total_lines=total):
+            shown = last - first + 1
+            return [Text(f"Read {shown} lines" + (f" of {total}" if shown < total else ""))]
+        case _:
+            return _folded(result.text)
 
 
 def _folded(text: str, style: str = "") -> list[Text]:
     lines = text.rstrip("\n").splitlines() or ["(no output)"]
     if len(lines) > RESULT_LINES:
         more = len(lines) - (RESULT_LINES - 1)
-        lines = [*lines[: RESULT_LINES - 1], f"… {more} more lines"]
+        lines = [*lines[: RESULT_LINES - 1], f"… {more} more lines (ctrl+o shows all)"]
     return [Text(line, style=style) for line in lines]
+
+
+def _tail_folded(text: str) -> list[Text]:
+    lines = [line for line in text.rstrip("\n").splitlines() if line.strip()] or ["(no output)"]
+    if len(lines) <= RESULT_LINES:
+        return [Text(line, style="red") for line in lines]
+    hidden = len(lines) - (RESULT_LINES - 1)
+    return [Text(f"… {hidden} line{'s' * (hidden != 1)} above (ctrl+o shows all)", style="dim"),
+            *(Text(line, style="red") for line in lines[-(RESULT_LINES - 1):])]
 
 
 def diff_lines(diff: str, path: str, *, created: bool = False,
@@ -166,7 +174,10 @@ def diff_lines(diff: str, path: str, *, created: bool = False,
     rows: list[Text] = []
     added = removed = old = new = 0
     for line in diff.splitlines():
-        if line.startswith(("---", "+++", "\\")):
+        if line.startswith("\\"):  # "\ No newline at end of file", of the line above
+            rows.append(Text(f"       {line}", style="dim"))
+            continue
+        if line.startswith(("---", "+++")):
             continue
         if hunk := _HUNK.match(line):
             old, new = int(hunk.group(1)), int(hunk.group(2))
@@ -208,7 +219,7 @@ def todo_lines(todos: Sequence[Any]) -> list[Text]:
 def approval_lines(request: ApprovalRequest, change: ProposedChange | None,
                    project_root: Path | None = None) -> list[Text]:
     """Return what an approval question shows: the call, why it asks, the command or diff."""
-    label = tool_label(request.tool_name, request.tool_input, project_root)
+    label = request.label or tool_label(request.tool_name, request.tool_input, project_root)
     rows = [Text.assemble(("? ", "bold yellow"), (label, "bold"),
                           (" needs your approval", "bold yellow"),
                           (f" · {request.reason}" if request.reason else "", "dim"))]
@@ -233,7 +244,7 @@ def approval_lines(request: ApprovalRequest, change: ProposedChange | None,
 def resolved_line(answer: ApprovalAnswer, remembered: str, request: ApprovalRequest | None,
                   project_root: Path | None = None) -> Text:
     """Return the line that records the user's answer to an approval question."""
-    label = (tool_label(request.tool_name, request.tool_input, project_root)
+    label = ((request.label or tool_label(request.tool_name, request.tool_input, project_root))
              if request is not None else "the tool call")
     if not answer.allowed:
         why = f" ({answer.reason})" if answer.reason else ""
@@ -308,6 +319,27 @@ class Renderer:
         self._last_tool: str | None = None  # the tool call whose line was printed last
         self._queued: set[str] = set()
         self._approvals: dict[str, ApprovalRequest] = {}  # questions asked and not answered
+        # Called when the live text changes (the REPL redraws it above the prompt at once).
+        self.on_change: Callable[[], None] | None = None
+        self.last_folded: tuple[str, str] | None = None  # (call, whole text): ctrl+o shows it
+
+    def expand_last(self) -> None:
+        """Print the whole text of the last tool result shown folded (ctrl+o)."""
+        if self.last_folded is None:
+            self._line("No folded tool result to expand.", "dim")
+            return
+        label, text = self.last_folded
+        self._line_text(Text.assemble(("● ", "bold"), (label, "bold"), (" (whole result)", "dim")))
+        for line in text.rstrip("\n").splitlines():
+            self.console.print(Text(f"    {line}"), no_wrap=True, overflow="ellipsis", crop=True)
+
+    def live_text(self) -> str:
+        """Return the streamed text not printed yet: the Markdown block still being written."""
+        return self._text if self._text.strip() else ""
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def __call__(self, event: LiveSessionEvent) -> None:
         """Render one event."""
@@ -317,6 +349,7 @@ class Renderer:
                 self._text += text
                 complete, self._text = split_complete(self._text)
                 self._markdown(complete)
+                self._changed()
             case AssistantThinkingDelta(text=text):
                 self._thinking += text
             case AssistantMessageCompleted():
@@ -330,6 +363,7 @@ class Renderer:
                            "dim yellow")
             case ModelStreamRestarted(reason=reason):
                 self._text, self._thinking = "", ""
+                self._changed()
                 self._line(f"↻ The answer stream broke ({reason}); the model starts its answer "
                            "again.", "dim yellow")
             case Notice(text=text, level=level):
@@ -394,7 +428,7 @@ class Renderer:
 
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished) -> None:
         self._flush()
-        label = tool_label(event.name, event.input, self.project_root)
+        label = event.label or tool_label(event.name, event.input, self.project_root)
         if isinstance(event, ToolCallStarted):
             self._pending[event.tool_use_id] = label
             self.activity.tool = event.name
@@ -407,6 +441,8 @@ class Renderer:
         if not self._pending:
             self.activity.tool = None
         self._indented(result_lines(event.name, event.result, self.project_root))
+        if len(event.result.text.rstrip("\n").splitlines()) > RESULT_LINES:
+            self.last_folded = (label, event.result.text)
 
     def _header(self, tool_use_id: str, label: str) -> None:
         self.console.print(Text.assemble(("● ", "bold"), (label, "bold")), no_wrap=True,
@@ -431,6 +467,8 @@ class Renderer:
         self._flush_thinking()
         rest, self._text = self._text, ""
         self._markdown(rest)
+        if rest:
+            self._changed()
 
     def _flush_thinking(self) -> None:
         thought, self._thinking = " ".join(self._thinking.split()), ""

@@ -15,11 +15,10 @@ import contextlib
 import functools
 import importlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
@@ -28,23 +27,23 @@ from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from aimon_cli._approval import ApprovalQuestion, Asker, Questions
+from aimon_cli._approval import ESCAPE_SECONDS, ApprovalQuestion, Asker, Questions
 from aimon_cli._early import EarlyPrompt, banner_text
 from aimon_cli._prompt import (
     PROMPT_STYLE,
-    SPINNER,
     SlashCompleter,
     catch_sigint,
     prompt_history,
     taking_over,
 )
+from aimon_cli._terminal import PromptWriter, prompt_message
 from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from aimon_cli.render import Renderer
-    from aimon_core.config import LoadedSettings
+    from aimon_core.config import LoadedSettings, TrustRequest
     from aimon_core.live import LiveSession
     from aimon_core.mcp import MCPServers
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
@@ -78,10 +77,14 @@ class ReplOptions:
     # The banner and prompt glyph drawn before prompt-toolkit loaded, holding the keys typed
     # since; the REPL takes over from it instead of printing the banner again.
     early: EarlyPrompt | None = None
+    # Trusts a folder's settings that waited for /trust and applies them (say reports).
+    trust: Callable[[TrustRequest, Callable[[str, str], None]], Awaitable[None]] | None = None
 
 
 # How long the background start waits for the first prompt to be drawn.
 _FIRST_PAINT_SECONDS = 0.15
+SPINNER_SECONDS = 0.125
+IDLE_SECONDS = 0.5
 
 
 async def run_repl(options: ReplOptions, *, console: Console | None = None) -> int:
@@ -124,13 +127,15 @@ class ReplSession:
             complete_while_typing=True,
             reserve_space_for_menu=4,
             key_bindings=self._key_bindings(),
-            refresh_interval=0.125,
+            refresh_interval=0,  # the spinner redraws from _tick, only while a turn runs
             style=PROMPT_STYLE,
             enable_suspend=True,
             # After an early prompt, the first prompt takes the terminal over from it.
             input=taking_over(options.early) if options.early is not None else None,
         )
         self.questions = options.questions or Questions(options.project_root)
+        self.questions.on_held = self._trust_held
+        self._prompt.app.ttimeoutlen = ESCAPE_SECONDS  # Esc interrupts as fast as Ctrl-C
         self._asker = Asker(self.questions, self._prompt, say=self._say,
                             show=self._show_approval, interrupt=self._interrupt)
 
@@ -195,6 +200,44 @@ class ReplSession:
         """Answer a waiting approval; False if none with that id waits."""
         return self.questions.answer(request_id, answer)
 
+    async def confirm(self, question: str, details: str) -> bool:
+        """Show `details` (a diff), then ask yes or no."""
+        return await self.choose(question, (("y", "yes"), ("n", "no")), details) == "y"
+
+    async def choose(self, question: str, options: tuple[tuple[str, str], ...],
+                     details: str) -> str | None:
+        """Show `details`, then the options (a key highlights one, Enter confirms); None
+        when cancelled (Esc, Ctrl-C)."""
+        from aimon_cli._approval import Choice, choose
+
+        if self._busy():  # files may change under a restore while a turn runs
+            self._error("A turn is running: let it finish or interrupt it (Esc), then retry.")
+            return None
+        if details:
+            self._say(details)
+        choices = (*(Choice(keys=(key,), value=key, label=key, hint=label)
+                     for key, label in options),
+                   Choice(keys=("escape", "c-c"), value="", immediate=True))
+        value = await choose(question, choices, done=asyncio.get_running_loop().create_future(),
+                             on_typed=lambda _: None, keys="/".join(key for key, _ in options))
+        return value or None
+
+    async def trust_folder(self) -> str:
+        """Trust the folder settings that wait for it (/trust) and apply them."""
+        request = self.questions.held()
+        if request is None:
+            return "No settings wait for your trust: this folder's settings are all in effect."
+        if self.options.trust is None:
+            return "Trust is not available here."
+        await self.options.trust(request, self._say)
+        self.questions.clear_held()
+        return f"Trusted {request.folder}: its settings are in effect now."
+
+    def _trust_held(self, request: TrustRequest) -> None:
+        what = "; ".join(request.what)
+        self._say(f"⚠ This folder's settings changed and want to: {what}. They are held back "
+                  "until you run /trust.", "yellow")
+
     def _exit_if_requested(self) -> None:
         """End the prompt now if an exit was requested (also run as the prompt's pre_run)."""
         app = self._prompt.app
@@ -216,6 +259,7 @@ class ReplSession:
         # SIGINT (Ctrl-C while no prompt reads keys) counts as a Ctrl-C key.
         restore = catch_sigint(asyncio.get_running_loop(),
                                functools.partial(self._ctrl_c, had_text=False))
+        ticker = asyncio.get_running_loop().create_task(self._tick())
         try:
             if self.options.early is None:
                 self._banner()
@@ -226,6 +270,7 @@ class ReplSession:
                 await self._read_loop()
         finally:
             restore()
+            ticker.cancel()
             await self.aclose()
         if self._open_error is not None:
             raise self._open_error
@@ -315,6 +360,8 @@ class ReplSession:
                 # Let the first prompt paint before the SDK import competes for the GIL.
                 await asyncio.sleep(_FIRST_PAINT_SECONDS)
             live = await self.options.open_session(session_id)
+            # From now on a folder's new settings never interrupt: they wait for /trust.
+            self.questions.defer_trust = True
             await asyncio.to_thread(importlib.import_module, "aimon_cli.render")
             self._attach(live, replay=session_id is not None)
             self._start_watching()
@@ -369,6 +416,7 @@ class ReplSession:
         from aimon_cli.render import Renderer
 
         renderer = Renderer(self.console, session_id=live.id, project_root=live.project_root)
+        renderer.on_change = self._live_changed
         self._renderer, self._live = renderer, live
         if live.commands is not None:  # the runtime's commands: system ones plus skills
             self.commands = live.commands
@@ -410,7 +458,7 @@ class ReplSession:
                 await self.options.shutdown()
             except Exception:
                 log.warning("shutting down failed", exc_info=True)
-        if live is not None:
+        if live is not None and live.is_stored:  # an empty session is not kept: no hint
             self._say(f"Resume this session with: aimon --resume {live.id}")
 
     # ── keys, Ctrl-C and the toolbar ─────────────────────────────────────────────────────
@@ -418,6 +466,10 @@ class ReplSession:
     def _busy(self) -> bool:
         live = self._live
         return live is not None and live.status().running_turn is not None
+
+    def _idle_and_empty(self) -> bool:
+        app = get_app_or_none()
+        return not self._busy() and app is not None and not app.current_buffer.text
 
     def _key_bindings(self) -> KeyBindings:
         bindings = KeyBindings()
@@ -439,9 +491,19 @@ class ReplSession:
                 buffer.reset()
                 self._ctrl_c_armed = False
 
+        @bindings.add("c-o")
+        def _expand(event: KeyPressEvent) -> None:
+            if self._renderer is not None:  # the last folded tool result, whole
+                self._renderer.expand_last()
+
         @bindings.add("escape", filter=Condition(self._busy))
         def _escape(event: KeyPressEvent) -> None:
             self._interrupt()
+
+        @bindings.add("escape", "escape", filter=Condition(self._idle_and_empty))
+        def _rewind(event: KeyPressEvent) -> None:
+            event.current_buffer.text = "/rewind"
+            event.current_buffer.validate_and_handle()
 
         return bindings
 
@@ -469,18 +531,21 @@ class ReplSession:
         The spinner lives in the prompt rather than a bottom toolbar: a toolbar needs the
         terminal to report the cursor position, which not every terminal (or pty) does.
         """
-        renderer, app = self._renderer, get_app_or_none()
-        prompt: StyleAndTextTuples = [("class:prompt", "› ")]
-        put_off = self.questions.put_off()
-        if put_off and not (app is not None and app.is_done):
-            prompt = [("class:spinner", f"⚠ {put_off} approval{'s' * (put_off > 1)} waiting: "
-                       "/approve or /deny (/pending)\n"), *prompt]
-        if renderer is None or not renderer.activity.busy or (app is not None and app.is_done):
-            return prompt
-        frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-        return [("class:spinner", f"{frame} "),
-                ("class:activity", f"{renderer.activity.describe()} · Esc/Ctrl-C to interrupt\n"),
-                *prompt]
+        return prompt_message(self._renderer, self.questions.put_off(), get_app_or_none())
+
+    async def _tick(self) -> None:
+        """Redraw the spinner while a turn runs; idle, wake rarely (no CPU at an empty prompt)."""
+        while True:
+            busy = self._renderer is not None and self._renderer.activity.busy
+            await asyncio.sleep(SPINNER_SECONDS if busy else IDLE_SECONDS)
+            app = self._prompt.app
+            if busy and app.is_running and not app.is_done:
+                app.invalidate()
+
+    def _live_changed(self) -> None:
+        app = self._prompt.app
+        if app.is_running and not app.is_done:
+            app.invalidate()
 
     # ── output ───────────────────────────────────────────────────────────────────────────
 
@@ -490,7 +555,8 @@ class ReplSession:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(highlight=False)
+            # Writes above the prompt at once, in step with the live text (see _terminal).
+            self._console = Console(highlight=False, file=cast("IO[str]", PromptWriter()))
         return self._console
 
     def _banner(self) -> None:

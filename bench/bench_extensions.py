@@ -1,6 +1,6 @@
 """Benchmark skill and subagent loading: 60 skills and 60 agents installed in a temp project.
 
-Run:  .venv/bin/python bench/bench_extensions.py [--runs N] [--corpora DIR]
+Run:  .venv/bin/python bench/bench_extensions.py [--runs N] [--corpora DIR] [--first-prompt]
 Prints a Markdown table. Not a test: numbers depend on the machine; see docs/PERFORMANCE.md.
 The files are the real ones from ../shared/corpora when present (their sizes and YAML quirks),
 repeated to reach 60 each; otherwise generated. Target: the first prompt pays < 20 ms for it.
@@ -82,12 +82,65 @@ def row(what: str, seconds: list[float], target: str = "") -> str:
     return f"| {what} | {median:.1f} ms (min {low:.1f}) | {target} |"
 
 
+def first_prompt(project: Path, runs: int) -> tuple[list[float], list[float]]:
+    """Return, for aimon started in `project`: the time until a key typed at the REPL's first
+    prompt shows (bench_sessions.py's method), and the wall time of `aimon -p hi` answered by
+    the loopback model (loading skills and agents sits on that path, before the model call)."""
+    import pexpect
+
+    from aimon_core.testing import LoopbackModelServer, Reply
+
+    aimon = str(Path(sys.executable).with_name("aimon"))
+    echoed, printed = [], []
+    with tempfile.TemporaryDirectory() as home, LoopbackModelServer() as server:
+        env = {**os.environ, "AIMON_HOME": home, "ANTHROPIC_API_KEY": "bench",
+               "ANTHROPIC_BASE_URL": server.base_url, "PROMPT_TOOLKIT_NO_CPR": "1",
+               "TERM": "xterm", "AIMON_NO_LOCAL_PROBE": "1"}
+        for _ in range(runs):
+            started = time.perf_counter()
+            child = pexpect.spawn(aimon, [], cwd=str(project), env=env, dimensions=(40, 120),
+                                  encoding="utf-8", timeout=30)
+            child.expect_exact("›")
+            child.send("zq")
+            child.expect_exact("zq")
+            echoed.append(time.perf_counter() - started)
+            child.sendcontrol("u")
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+            child.close()
+            server.add(Reply(text="ok"))
+            started = time.perf_counter()
+            subprocess.run([aimon, "--model", "claude-sonnet-4-5", "-p", "hi"], cwd=project,
+                           env=env, check=True, capture_output=True)
+            printed.append(time.perf_counter() - started)
+    return echoed, printed
+
+
+def print_first_prompt(corpora: Path, runs: int) -> None:
+    """Print the first-prompt rows: 60 skills + 60 agents installed, against none."""
+    with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as full:
+        populate(Path(full), corpora)
+        first_prompt(Path(full), 1)  # compile bytecode, copy the bundle once
+        none_echo, none_print = first_prompt(Path(empty), runs)
+        full_echo, full_print = first_prompt(Path(full), runs)
+    print(f"\nFirst prompt, {runs} runs each (no extensions vs {COUNT} skills + {COUNT} agents)\n")
+    print("| what | time | target |\n|---|---|---|")
+    print(row("REPL: key echoed at the first prompt, no skills or agents", none_echo))
+    print(row(f"REPL: the same, {COUNT} skills + {COUNT} agents", full_echo,
+              f"+{(statistics.median(full_echo) - statistics.median(none_echo)) * 1e3:.1f} ms"))
+    print(row("`aimon -p hi` (loopback model), no skills or agents", none_print))
+    print(row(f"`aimon -p hi`, {COUNT} skills + {COUNT} agents", full_print,
+              f"+{(statistics.median(full_print) - statistics.median(none_print)) * 1e3:.1f} ms"))
+
+
 def main() -> None:
     """Print the benchmark table."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--corpora", type=Path,
                         default=Path(__file__).resolve().parents[2] / "shared" / "corpora")
+    parser.add_argument("--first-prompt", action="store_true",
+                        help="Also time aimon's first prompt with and without 60 + 60 installed.")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
@@ -132,6 +185,8 @@ def main() -> None:
     print(row("  same, CPU time", cpu_agents))
     print(row("materialize the built-in bundle (.aimon/bundled-skills)", materialize))
     print(row("render a skill with a supporting file", render))
+    if options.first_prompt:
+        print_first_prompt(options.corpora, options.runs)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Run:
   .venv/bin/python bench/bench_fix4.py serve                 # a loopback model server; prints
                                                              # its env, runs until Ctrl-C
-  .venv/bin/python bench/bench_fix4.py bare --provider P     # the bare-SDK loop (env from serve)
+  .venv/bin/python bench/bare_loop.py P                      # the bare-SDK loop (env from serve)
   .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N]
                                                              # per-iteration and first-iteration
                                                              # cost, from request arrival times
@@ -24,10 +24,10 @@ the first iteration; the median of the rest is the steady cost.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -35,7 +35,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from aimon_core.testing import LoopbackModelServer, RecordedRequest, Reply, ScriptedToolCall
 
@@ -106,105 +105,25 @@ def aimon_args(provider: str, prompt: str = PROMPT) -> list[str]:
 def serve() -> None:
     base = Path(tempfile.mkdtemp(prefix="aimon-fix4-"))
     project = make_project(base)
+    bare = Path(__file__).with_name("bare_loop.py")
     with LoopbackModelServer(fix4_responder(project)) as server:
-        print(f"# project: {project}  (AIMON_HOME={base / 'home'})")
+        print(f"# project: {project}")
         for provider in MODELS:
             env = provider_env(provider, server)
             keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL") if provider == "anthropic" \
                 else ("OPENAI_API_KEY", "OPENAI_BASE_URL")
-            pairs = " ".join(f"{k}={env[k]}" for k in keys)
-            print(f"{provider}: cd {project} && env AIMON_HOME={base / 'home'} "
-                  f"AIMON_NO_LOCAL_PROBE=1 {pairs} {' '.join(aimon_args(provider)[:-2])} "
-                  f"'{PROMPT}' --allowed-tools 'Edit Bash'")
-            print(f"{provider} bare: cd {project} && env {pairs} {sys.executable} "
-                  f"{Path(__file__).resolve()} bare --provider {provider}")
+            pairs = [f"{k}={env[k]}" for k in keys]
+            aimon = ["env", f"AIMON_HOME={base / 'home'}", "AIMON_NO_LOCAL_PROBE=1", *pairs,
+                     *aimon_args(provider)]
+            print(f"{provider}: {shlex.join(aimon)}")
+            bare_loop = ["env", *pairs, sys.executable, str(bare), provider]
+            print(f"{provider} bare: {shlex.join(bare_loop)}")
         sys.stdout.flush()
         try:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
             pass
-
-
-# --- the bare-SDK loop: the same four calls and three tools, nothing else ------------------
-
-_TOOLS = [
-    {"name": "Read", "description": "Read a file.", "input_schema": {
-        "type": "object", "properties": {"file_path": {"type": "string"}}}},
-    {"name": "Edit", "description": "Replace text in a file.", "input_schema": {
-        "type": "object", "properties": {"file_path": {"type": "string"},
-                                         "old_string": {"type": "string"},
-                                         "new_string": {"type": "string"}}}},
-    {"name": "Bash", "description": "Run a command.", "input_schema": {
-        "type": "object", "properties": {"command": {"type": "string"}}}},
-]
-
-
-def _run_tool(name: str, args: dict[str, Any]) -> str:
-    if name == "Read":
-        return Path(args["file_path"]).read_text()
-    if name == "Edit":
-        path = Path(args["file_path"])
-        path.write_text(path.read_text().replace(args["old_string"], args["new_string"], 1))
-        return "edited"
-    done = subprocess.run(["/bin/bash", "-c", args["command"]], capture_output=True, text=True,
-                          check=False)
-    return done.stdout + done.stderr
-
-
-async def _bare_anthropic() -> None:
-    import anthropic
-
-    client = anthropic.AsyncAnthropic(max_retries=0)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-    for _ in range(8):
-        async with client.messages.stream(model=MODELS["anthropic"], max_tokens=1024,
-                                          messages=messages, tools=_TOOLS) as stream:  # type: ignore[arg-type]
-            message = await stream.get_final_message()
-        messages.append({"role": "assistant", "content": [b.model_dump() for b in message.content]})
-        uses = [b for b in message.content if b.type == "tool_use"]
-        if not uses:
-            break
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": b.id, "content": _run_tool(b.name, b.input)}
-            for b in uses]})
-    await client.close()
-
-
-async def _bare_openai() -> None:
-    import openai
-
-    client = openai.AsyncOpenAI(max_retries=0)
-    tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                               "parameters": t["input_schema"]}} for t in _TOOLS]
-    messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-    for _ in range(8):
-        stream = await client.chat.completions.create(model=MODELS["openai"], messages=messages,  # type: ignore[arg-type]
-                                                      tools=tools, stream=True)  # type: ignore[arg-type]
-        calls: dict[int, dict[str, str]] = {}
-        async for chunk in stream:
-            if not chunk.choices:
-                continue
-            for call in chunk.choices[0].delta.tool_calls or ():
-                entry = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
-                entry["id"] = call.id or entry["id"]
-                if call.function is not None:
-                    entry["name"] = call.function.name or entry["name"]
-                    entry["arguments"] += call.function.arguments or ""
-        if not calls:
-            break
-        messages.append({"role": "assistant", "tool_calls": [
-            {"id": c["id"], "type": "function",
-             "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in calls.values()]})
-        messages += [{"role": "tool", "tool_call_id": c["id"],
-                      "content": _run_tool(c["name"], json.loads(c["arguments"]))}
-                     for c in calls.values()]
-    await client.close()
-
-
-def bare(provider: str) -> None:
-    asyncio.run(_bare_anthropic() if provider == "anthropic" else _bare_openai())
 
 
 # --- per-iteration and first-iteration cost ------------------------------------------------
@@ -254,23 +173,81 @@ def gaps(runs: int, calls: int, before: str | None) -> None:
               f"(min {min(steady) * 1000:.2f}) | {len(first)} |")
 
 
+# --- resume and send a 10,000-message session ----------------------------------------------
+
+
+def make_resumable(env: dict[str, str], project: Path, size: int) -> str:
+    """Start a session with `aimon -p`, then append `size` messages to it; return its id.
+
+    The messages have bench_sessions' shapes (prompts, Read calls, 40-line results, answers).
+    """
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_sessions import conversation
+
+    from aimon_core.session import FileSessionRecordStore
+
+    done = subprocess.run([AIMON, "--model", MODELS["anthropic"], "-p", "start",
+                           "--output-format", "json"], env=env, cwd=project, capture_output=True,
+                          text=True, check=True)
+    session_id = str(json.loads(done.stdout)["session_id"])
+    records = FileSessionRecordStore(Path(env["AIMON_HOME"]) / "data")
+    messages = conversation(size)
+    for start in range(0, size, 500):
+        records.append(session_id, messages[start:start + 500])  # type: ignore[arg-type]
+    return session_id
+
+
+def resume_times(runs: int, size: int, env_extra: dict[str, str]) -> tuple[list[float], int]:
+    """Time `aimon -p -r ID` sending a `size`-message session; return times and body bytes."""
+    times: list[float] = []
+    sent = 0
+    with tempfile.TemporaryDirectory() as base:
+        project = make_project(Path(base))
+        with LoopbackModelServer(lambda request: Reply(text="ok")) as server:
+            env = {**provider_env("anthropic", server), "AIMON_HOME": str(Path(base, "home")),
+                   **env_extra}
+            session_id = make_resumable(env, project, size)
+            args = [AIMON, "--model", MODELS["anthropic"], "-p", "go on", "-r", session_id]
+            for _ in range(runs):
+                started = time.perf_counter()
+                done = subprocess.run(args, env=env, cwd=project, capture_output=True, text=True,
+                                      check=False)
+                times.append(time.perf_counter() - started)
+                if done.returncode != 0:
+                    raise SystemExit(f"aimon failed: {done.stderr}")
+            sent = len(json.dumps(server.requests[-1].body))
+    return times, sent
+
+
+def resume(runs: int, before: str | None) -> None:
+    variants = [("after", {})] + ([("before", {"PYTHONPATH": before})] if before else [])
+    print("| code | session | `aimon -p -r` wall (median, min) | request body |")
+    print("|---|---|---|---|")
+    for name, extra in variants:
+        for size in (10, 10_000):
+            times, sent = resume_times(runs, size, extra)
+            print(f"| {name} | {size:,} messages | {statistics.median(times) * 1000:.0f} ms "
+                  f"(min {min(times) * 1000:.0f}) | {sent / 1e6:.1f} MB |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
     sub.add_parser("serve")
-    bare_parser = sub.add_parser("bare")
-    bare_parser.add_argument("--provider", choices=tuple(MODELS), default="anthropic")
     gaps_parser = sub.add_parser("gaps")
     gaps_parser.add_argument("--runs", type=int, default=5)
     gaps_parser.add_argument("--calls", type=int, default=20)
     gaps_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
+    resume_parser = sub.add_parser("resume")
+    resume_parser.add_argument("--runs", type=int, default=5)
+    resume_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
     args = parser.parse_args()
     match args.what:
         case "serve":
             serve()
-        case "bare":
-            bare(args.provider)
+        case "resume":
+            resume(args.runs, args.before)
         case _:
             gaps(args.runs, args.calls, args.before)
 

@@ -20,4 +20,6 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.delenv(name, raising=False)
     home: Path = tmp_path_factory.mktemp("aimon-home")
     monkeypatch.setenv("AIMON_HOME", str(home))
+    # Claude Code's user settings (~/.claude) are read too: never the real user's.
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
     yield

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aimon_core.tools import ProposedChange
+
 
 class ApprovalScope(enum.Enum):
     """How long an approval lasts, narrowest first."""
@@ -41,6 +43,10 @@ class ApprovalRequest:
     agent_rule: str = ""
     agent_scope: str = ""
     tool_use_id: str = ""
+    # The call's one-line form, as its tool describes it (`Edit(src/app.py)`).
+    label: str = ""
+    # The change the call would make (an edit's diff), as the tool previews it; None: none.
+    preview: ProposedChange | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

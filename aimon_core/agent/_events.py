@@ -108,11 +108,12 @@ class AssistantMessageCompleted:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted:
-    """A tool call is about to be checked and run."""
+    """A tool call is about to be checked and run; `label` is its one-line form."""
 
     tool_use_id: str
     name: str
     input: Mapping[str, Any]
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,6 +125,7 @@ class ToolCallFinished:
     input: Mapping[str, Any]
     result: ToolResult
     duration_s: float
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

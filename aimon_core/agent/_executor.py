@@ -50,7 +50,14 @@ from aimon_core.llm import (
     ToolUseBlock,
     Usage,
 )
-from aimon_core.tools import Tool, ToolContext, ToolResult, check_input, execute_tool
+from aimon_core.tools import (
+    Tool,
+    ToolContext,
+    ToolResult,
+    call_label,
+    check_input,
+    execute_tool,
+)
 
 REPEAT_LIMIT = 3
 
@@ -304,7 +311,8 @@ class Executor:
             not_run = ToolResult.error(f"Not run: {stop}. Try a different approach.")
             results[use.id] = _result_block(use, not_run)
             run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
-                                      result=not_run, duration_s=0.0))
+                                      result=not_run, duration_s=0.0,
+                                      label=_label(run, use)))
         self._commit_results(run, tool_uses, results)
         return stop
 
@@ -326,7 +334,9 @@ class Executor:
     async def _one_tool(
         self, run: _Run, use: ToolUseBlock, results: dict[str, ToolResultBlock]
     ) -> None:
-        run.emit(ToolCallStarted(tool_use_id=use.id, name=use.name, input=use.input))
+        label = _label(run, use)
+        run.emit(ToolCallStarted(tool_use_id=use.id, name=use.name, input=use.input,
+                                 label=label))
         started = time.monotonic()
         result = await self._checked_run(run, use)
         run.tool_calls += 1
@@ -335,7 +345,8 @@ class Executor:
             block = await run.request.compactor.limit_result(block)
         results[use.id] = block
         run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
-                                  result=result, duration_s=time.monotonic() - started))
+                                  result=result, duration_s=time.monotonic() - started,
+                                  label=label))
 
     async def _checked_run(self, run: _Run, use: ToolUseBlock) -> ToolResult:
         if run.hook_stop is not None:
@@ -445,6 +456,13 @@ def _model_request(run: _Run, system: str) -> LLMRequest:
         settings=_settings(runtime),
         metadata={"session_id": run.request.tool_context.session_id},
     )
+
+
+def _label(run: _Run, use: ToolUseBlock) -> str:
+    """Return the call's one-line form, as its tool describes it (`Read(calc.py)`)."""
+    tool = run.runtime.tools.get(use.name)
+    return call_label(use.name, use.input, tool.describe if tool is not None else None,
+                      run.request.tool_context.project_root)
 
 
 def _groups(runtime: AgentRuntime, uses: Sequence[ToolUseBlock]) -> list[list[ToolUseBlock]]:

@@ -1,9 +1,9 @@
-"""The executor's hook points: PRE_TOOL, POST_TOOL, ON_START, ON_STOP, PERMISSION_DENIED."""
+"""The executor's hook points: PRE_TOOL, POST_TOOL(_FAILURE), ON_START, ON_STOP and the rest."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from aimon_core.agent._events import AgentEvent, Notice
@@ -12,9 +12,10 @@ from aimon_core.hook import (
     HookEvent,
     HookResult,
     PermissionDecision,
+    claude_tool_response,
     feedback_reminder,
 )
-from aimon_core.llm import ToolUseBlock
+from aimon_core.llm import TextBlock, ToolUseBlock
 from aimon_core.tools import ToolResult
 
 
@@ -42,6 +43,8 @@ class TurnHooks:
                  emit: Callable[[AgentEvent], None]) -> None:
         self._dispatcher = dispatcher
         self._emit = emit
+        # PreToolUse hooks' additionalContext, by tool use id, until the call's result.
+        self._pre_context: dict[str, str] = {}
 
     @property
     def dispatcher(self) -> HookDispatcher | None:
@@ -80,26 +83,33 @@ class TurnHooks:
         if result.denied or result.blocked:
             reason = result.feedback or f"a PreToolUse hook blocked {use.name}"
             return PreToolOutcome(denied=f"Blocked by hook: {reason}")
+        if result.additional_context:
+            self._pre_context[use.id] = result.additional_context
         return PreToolOutcome(permission=result.permission, updated_input=result.updated_input)
 
     async def post_tool(self, use: ToolUseBlock, tool_input: Mapping[str, Any],
                         result: ToolResult) -> ToolResult:
-        """Run PostToolUse hooks after a call that ran; their feedback joins the result."""
-        if result.is_error or not self._active(HookEvent.POST_TOOL, use.name):
-            return result
-        response: dict[str, Any] = {"content": result.text, **dict(result.data)}
-        hooked = await self._dispatch(HookEvent.POST_TOOL, tool_name=use.name,
-                                      tool_input=dict(tool_input), tool_use_id=use.id,
-                                      tool_response=response)
-        extra = "\n".join(t for t in (hooked.feedback, hooked.additional_context) if t)
-        if not extra:
-            return result
-        from dataclasses import replace
+        """Run PostToolUse (or PostToolUseFailure) hooks after a call that ran.
 
-        from aimon_core.llm import TextBlock
-
-        return replace(result, content=(*result.content,
-                                        TextBlock(text=feedback_reminder(extra))))
+        Their feedback and context, and a PreToolUse hook's context, join the result.
+        """
+        extra = [self._pre_context.pop(use.id, "")]
+        if result.is_error and self._active(HookEvent.POST_TOOL_FAILURE, use.name):
+            failed = await self._dispatch(
+                HookEvent.POST_TOOL_FAILURE, tool_name=use.name, tool_input=dict(tool_input),
+                tool_use_id=use.id, error=result.text,
+                is_interrupt=bool(result.data.get("interrupted", False)))
+            extra += [failed.feedback, failed.additional_context]
+        elif not result.is_error and self._active(HookEvent.POST_TOOL, use.name):
+            response = claude_tool_response(use.name, tool_input, result.text, result.data)
+            hooked = await self._dispatch(
+                HookEvent.POST_TOOL, tool_name=use.name, tool_input=dict(tool_input),
+                tool_use_id=use.id, tool_response=response)
+            extra += [hooked.feedback, hooked.additional_context]
+        text = "\n".join(t for t in extra if t)
+        if not text:
+            return result
+        return replace(result, content=(*result.content, TextBlock(text=feedback_reminder(text))))
 
     async def permission_denied(self, use: ToolUseBlock, reason: str) -> str:
         """Tell PermissionDenied hooks; return context they add to the denial."""

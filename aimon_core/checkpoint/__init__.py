@@ -6,11 +6,13 @@ store under aimon's data folder, keyed by project; the user's repository (its `.
 stash and branches) is never read or written.
 """
 
+from aimon_core.checkpoint._fork import fork_conversation, fork_point
 from aimon_core.checkpoint._journal import Checkpoint, CheckpointJournal, JournalEntry, Restored
 from aimon_core.checkpoint._prune import (
     CheckpointLimits,
     PruneReport,
     checkpoints_folder,
+    checkpoints_for,
     delete_session_checkpoints,
     prune_project,
     session_checkpoints,
@@ -23,7 +25,12 @@ from aimon_core.checkpoint._restore import (
     restore,
     unified_diff,
 )
-from aimon_core.checkpoint._session import RestorePlan, SessionCheckpoints, checkpoint_rules
+from aimon_core.checkpoint._session import (
+    RestorePlan,
+    SessionCheckpoints,
+    checkpoint_rules,
+    checkpointed,
+)
 from aimon_core.checkpoint._tree import (
     DEFAULT_EXCLUDES,
     CheckpointError,
@@ -54,9 +61,13 @@ __all__ = [
     "TreeRules",
     "TreeTooLargeError",
     "checkpoint_rules",
+    "checkpointed",
     "checkpoints_folder",
+    "checkpoints_for",
     "compare",
     "delete_session_checkpoints",
+    "fork_conversation",
+    "fork_point",
     "prune_project",
     "restore",
     "session_checkpoints",

@@ -122,7 +122,7 @@ class CheckpointJournal:
     def _append(self, obj: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = (json.dumps(obj, ensure_ascii=True) + "\n").encode("ascii")
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         try:
             _repair_tail(fd)
             os.write(fd, data)

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aimon_core.checkpoint._journal import Checkpoint, CheckpointJournal, Restored
 from aimon_core.checkpoint._session import SessionCheckpoints
 from aimon_core.checkpoint._tree import CheckpointStore, TreeRules
-from aimon_core.session._paths import project_key
+from aimon_core.session._paths import project_key, user_data_dir
+
+if TYPE_CHECKING:
+    from aimon_core.session._store import SessionStore
 
 _DAY = 86_400.0
 # An object younger than this may belong to a snapshot whose journal line is not written yet.
 _GRACE_SECONDS = 3600.0
 PRUNED_STAMP = "pruned"
+_LAST_PRUNE = "last-prune"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,16 +53,28 @@ def checkpoints_folder(data_dir: Path, project_root: Path) -> Path:
 
 
 def session_checkpoints(data_dir: Path, project_root: Path, session_id: str, *,
-                        rules: TreeRules | None = None) -> SessionCheckpoints | None:
+                        rules: TreeRules | None = None, limits: CheckpointLimits | None = None
+                        ) -> SessionCheckpoints | None:
     """Return the checkpoints of a session; None where a snapshot would take the whole disk
     (the home folder or a file system root as the project)."""
     root = Path(project_root).resolve()
     if root == Path.home().resolve() or root == Path(root.anchor):
         return None
     folder = checkpoints_folder(data_dir, root)
-    return SessionCheckpoints(store=CheckpointStore(folder, rules=rules),
-                              journal=CheckpointJournal(_journal_path(folder, session_id)),
-                              project_root=root)
+    return SessionCheckpoints(
+        store=CheckpointStore(folder, rules=rules, skip=(Path(data_dir),)),
+        journal=CheckpointJournal(_journal_path(folder, session_id)), project_root=root,
+        prune=functools.partial(prune_when_due, folder, limits or CheckpointLimits(),
+                                session_id))
+
+
+def checkpoints_for(store: SessionStore, project_root: Path, session_id: str
+                    ) -> SessionCheckpoints | None:
+    """Return a session's checkpoints, kept beside the store's files (or in aimon's data
+    folder when the store keeps none)."""
+    base = getattr(store.records, "base_dir", None)
+    data_dir = Path(base) if isinstance(base, str | Path) else user_data_dir()
+    return session_checkpoints(data_dir, project_root, session_id)
 
 
 def delete_session_checkpoints(data_dir: Path, project_root: Path, session_id: str) -> bool:
@@ -98,6 +116,17 @@ def prune_project(folder: Path, limits: CheckpointLimits, *, now: float | None =
         report = PruneReport(objects=report.objects + more.objects,
                              bytes_freed=report.bytes_freed + more.bytes_freed)
     return PruneReport(journals=dropped, objects=report.objects, bytes_freed=report.bytes_freed)
+
+
+def prune_when_due(folder: Path, limits: CheckpointLimits, session_id: str) -> PruneReport:
+    """Prune a project's checkpoints if that was not done for a day (never `session_id`'s)."""
+    stamp = folder / _LAST_PRUNE
+    with contextlib.suppress(FileNotFoundError):
+        if time.time() - stamp.stat().st_mtime < _DAY:
+            return PruneReport()
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp.touch()
+    return prune_project(folder, limits, keep=frozenset({session_id}))
 
 
 def _journals(folder: Path) -> list[tuple[Path, float]]:

@@ -52,10 +52,12 @@ class SessionCheckpoints:
     """
 
     def __init__(self, *, store: CheckpointStore, journal: CheckpointJournal,
-                 project_root: Path) -> None:
+                 project_root: Path, prune: Callable[[], object] | None = None) -> None:
         self.store = store
         self.journal = journal
         self.project_root = Path(project_root)
+        # Pruning old checkpoints, run once, after the first turn (not before: no wait).
+        self._prune = prune
         self._lock = asyncio.Lock()
         self._entries: tuple[JournalEntry, ...] | None = None
 
@@ -87,6 +89,10 @@ class SessionCheckpoints:
             snap = await asyncio.to_thread(self.store.snapshot, self.project_root)
             await asyncio.to_thread(self.journal.end, checkpoint.turn, snap.tree)
             self._entries = None
+            prune, self._prune = self._prune, None
+            if prune is not None:
+                with contextlib.suppress(OSError, CheckpointError, ValueError):
+                    await asyncio.to_thread(prune)
 
     @contextlib.asynccontextmanager
     async def around_turn(self, prompt: str, messages: int, warn: Callable[[str], None]
@@ -186,6 +192,14 @@ class SessionCheckpoints:
             await asyncio.to_thread(self.journal.restored, entry)
             self._entries = (*self.entries(), entry)
             return report
+
+
+def checkpointed(checkpoints: SessionCheckpoints | None, prompt: str, messages: int,
+                 warn: Callable[[str], None]) -> contextlib.AbstractAsyncContextManager[None]:
+    """Return `checkpoints.around_turn(...)`, or a context that does nothing when None."""
+    if checkpoints is None:
+        return contextlib.nullcontext()
+    return checkpoints.around_turn(prompt, messages, warn)
 
 
 def checkpoint_rules(excludes: tuple[str, ...] = (), max_file_bytes: int | None = None

@@ -24,21 +24,22 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_IMODE, S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_IFREG, S_ISDIR, S_ISLNK
 
-from aimon_core._atomic import temp_path, write_atomic
+from aimon_core._atomic import temp_path
 
 # Folders and files that are build output or caches: never snapshotted, never restored.
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", "venv", ".tox",
     ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".next", ".nuxt",
     ".parcel-cache", ".turbo", "*.egg-info", ".eggs", "target", "dist", "build", "*.pyc",
-    ".DS_Store",
+    ".DS_Store", ".aimon/bundled-skills",
 )
 # A file modified this close to the snapshot may change again within the same mtime tick:
 # it is hashed again next time instead of trusted from the stat cache (git's "racy" rule).
 _RACY_NS = 2_000_000_000
 _TREE_PREFIX = b"aimon-tree 1\n"
+_S_IFMT, _S_IFREG = 0o170000, S_IFREG
 
 FILE, LINK, DIR = "f", "l", "d"
 
@@ -85,13 +86,34 @@ class Snapshot:
     files: int = 0
 
 
+# A file's stat key (mtime_ns, ctime_ns, size, inode) and the blob it had.
+_Cached = tuple[tuple[int, int, int, int], str]
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _write_quietly(path: Path, data: bytes) -> None:
+    """Replace `path` whole, without fsync: a cache lost in a crash is only read again."""
+    temp = temp_path(path)
+    try:
+        temp.write_bytes(data)
+        temp.replace(path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+
+
 @dataclass(slots=True)
 class _Walk:
     rules: TreeRules
     excludes: _Excludes
     start_ns: int
-    old_cache: dict[str, list[object]]
-    cache: dict[str, list[object]] = field(default_factory=dict)
+    old_cache: dict[str, _Cached]
+    cache: dict[str, _Cached] = field(default_factory=dict)
+    dirty: bool = False
+    memo: dict[tuple[tuple[object, ...], ...], str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     skip_paths: frozenset[str] = frozenset()
     files: int = 0
@@ -104,15 +126,19 @@ class CheckpointStore:
     folder per process; snapshots of one store must not run concurrently.
     """
 
-    def __init__(self, folder: Path, *, rules: TreeRules | None = None) -> None:
+    def __init__(self, folder: Path, *, rules: TreeRules | None = None,
+                 skip: tuple[Path, ...] = ()) -> None:
         self.folder = Path(folder)
+        # Folders never snapshotted even inside the project: the store, aimon's data folder.
+        self._skip = frozenset(os.path.realpath(p) for p in (self.folder, *skip))
         self.rules = rules or TreeRules()
         self._excludes = _Excludes.of(self.rules.excludes)
         self._objects = self.folder / "objects"
         self._cache_path = self.folder / "stat-cache.json"
-        self._cache: dict[str, list[object]] | None = None
+        self._cache: dict[str, _Cached] | None = None
         self._stamp = 0
         self._known: set[str] = set()
+        self._memo: dict[tuple[tuple[object, ...], ...], str] = {}
         self._trees: dict[str, tuple[tuple[str, Entry], ...]] = {}
 
     # ------------------------------------------------------------------ snapshot
@@ -124,71 +150,95 @@ class CheckpointStore:
         if self._cache is None or stamp != self._stamp:
             self._cache, self._stamp = self._read_cache(), stamp
             self._known.clear()
+            self._memo.clear()
         walk = _Walk(rules=self.rules, excludes=self._excludes, start_ns=time.time_ns(),
-                     old_cache=self._cache, skip_paths=frozenset({str(self.folder.resolve())}))
+                     old_cache=self._cache, skip_paths=self._skip_under(root))
         self._objects.mkdir(parents=True, exist_ok=True)
         tree = self._walk(root, "", walk)
-        if walk.cache != self._cache:
-            self._cache = walk.cache
-            write_atomic(self._cache_path, json.dumps(walk.cache).encode(), sync_dir=False)
+        self._cache, self._memo = walk.cache, walk.memo
+        if walk.dirty:  # new entries only: a stale entry on disk never matches a stat again
+            data = json.dumps({path: [*key, blob] for path, (key, blob) in walk.cache.items()})
+            _write_quietly(self._cache_path, data.encode())
         return Snapshot(tree=tree, skipped=tuple(walk.skipped), files=walk.files)
 
+    def _skip_under(self, root: Path) -> frozenset[str]:
+        """Return the skipped folders inside `root`, spelled as the walk meets them."""
+        real_root = os.path.realpath(root)
+        return frozenset(str(root / os.path.relpath(path, real_root))
+                         for path in self._skip
+                         if path.startswith(real_root + os.sep))
+
     def _walk(self, folder: Path, rel: str, walk: _Walk) -> str:
-        rows: list[list[object]] = []
+        # The hot loop of every checkpoint: one lstat per file, no other system call for a
+        # file the stat cache knows (~5 µs a file in CPython; 10,000 files ≈ 50 ms).
+        rows: list[tuple[object, ...]] = []
         try:
             with os.scandir(folder) as listing:
-                items = sorted(listing, key=lambda e: e.name)
+                items = sorted(listing, key=_name)
         except (FileNotFoundError, NotADirectoryError):
             items = []
+        old_cache, cache, excludes = walk.old_cache, walk.cache, walk.excludes
+        names, suffixes, name_glob = excludes.names, excludes.suffixes, excludes.name_glob
+        path_glob = excludes.path_glob(rel)
+        max_bytes, trusted_before = walk.rules.max_file_bytes, walk.start_ns - _RACY_NS
+        append = rows.append
         for item in items:
-            path = rel + item.name
-            if walk.excludes.match(item.name, path):
+            name = item.name
+            path = rel + name
+            if (name in names or (suffixes and name.endswith(suffixes))
+                    or (name_glob is not None and name_glob.match(name))
+                    or (path_glob is not None and path_glob.match(path))):
                 continue
             try:
                 info = item.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
             mode = info.st_mode
-            if S_ISDIR(mode):
-                if item.path in walk.skip_paths:
-                    continue
-                rows.append([item.name, DIR, 0, self._walk(Path(item.path), path + "/", walk),
-                             0])
-            elif S_ISREG(mode):
-                if info.st_size > walk.rules.max_file_bytes:
+            if mode & _S_IFMT == _S_IFREG:  # inline S_ISREG: this line runs once per file
+                size = info.st_size
+                if size > max_bytes:
                     walk.skipped.append(path)
                     continue
-                blob = self._file(item.path, path, info, walk)
-                if blob is None:
+                key = (info.st_mtime_ns, info.st_ctime_ns, size, info.st_ino)
+                old = old_cache.get(path)
+                if old is not None and old[0] == key:
+                    blob: str | None = old[1]
+                    if key[0] < trusted_before:
+                        cache[path] = old
+                else:
+                    blob = self._file(item.path)
+                    if blob is None:
+                        continue
+                    if key[0] < trusted_before:
+                        cache[path] = (key, blob)
+                        walk.dirty = True
+                append((name, FILE, mode & 0o7777, blob, size))
+            elif S_ISDIR(mode):
+                if item.path in walk.skip_paths:
                     continue
-                rows.append([item.name, FILE, S_IMODE(mode), blob, info.st_size])
+                append((name, DIR, 0, self._walk(Path(item.path), path + "/", walk), 0))
             elif S_ISLNK(mode):
                 target = os.fsencode(str(Path(item.path).readlink()))
-                rows.append([item.name, LINK, 0, self._put(target), len(target)])
-            else:
-                continue  # sockets, FIFOs and devices are not files to take back
-            walk.files += 1
-            if walk.files > walk.rules.max_files:
-                raise TreeTooLargeError(folder, walk.rules.max_files)
-        return self._put_tree(rows)
+                append((name, LINK, 0, self._put(target), len(target)))
+        walk.files += len(rows)
+        if walk.files > walk.rules.max_files:
+            raise TreeTooLargeError(folder, walk.rules.max_files)
+        return self._put_tree(tuple(rows), walk)
 
-    def _file(self, full: str, path: str, info: os.stat_result, walk: _Walk) -> str | None:
-        key: list[object] = [info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino]
-        old = walk.old_cache.get(path)
-        if old is not None and old[:4] == key:
-            blob = str(old[4])
-        else:
-            try:
-                data = Path(full).read_bytes()
-            except (FileNotFoundError, IsADirectoryError, PermissionError):
-                return None  # gone since the listing, or unreadable: not covered
-            blob = self._put(data)
-        if info.st_mtime_ns < walk.start_ns - _RACY_NS:
-            walk.cache[path] = [*key, blob]
-        return blob
+    def _file(self, full: str) -> str | None:
+        try:
+            data = Path(full).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            return None  # gone since the listing, or unreadable: not covered
+        return self._put(data)
 
-    def _put_tree(self, rows: list[list[object]]) -> str:
-        return self._put(_TREE_PREFIX + json.dumps(rows, separators=(",", ":")).encode())
+    def _put_tree(self, rows: tuple[tuple[object, ...], ...], walk: _Walk) -> str:
+        # A folder listed as last time gives the same tree: skip encoding and hashing it.
+        tree = self._memo.get(rows)
+        if tree is None or tree not in self._known:
+            tree = self._put(_TREE_PREFIX + json.dumps(rows, separators=(",", ":")).encode())
+        walk.memo[rows] = tree
+        return tree
 
     def _put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
@@ -251,17 +301,19 @@ class CheckpointStore:
     def _object_path(self, object_id: str) -> Path:
         return self._objects / object_id[:2] / object_id[2:]
 
-    def _read_cache(self) -> dict[str, list[object]]:
+    def _read_cache(self) -> dict[str, _Cached]:
         try:
             loaded = json.loads(self._cache_path.read_bytes())
-        except (OSError, ValueError):
+            return {str(path): ((int(m), int(c), int(size), int(ino)), str(blob))
+                    for path, (m, c, size, ino, blob) in loaded.items()}
+        except (OSError, ValueError, TypeError, AttributeError):
             return {}
-        return loaded if isinstance(loaded, dict) else {}
 
     def forget_cache(self) -> None:
         """Drop the stat cache (after objects were removed): the next snapshot reads all."""
         self._cache = {}
         self._known.clear()
+        self._memo.clear()
         with contextlib.suppress(FileNotFoundError):
             self._cache_path.unlink()
 
@@ -301,24 +353,40 @@ def _mtime(path: Path) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Excludes:
-    """The exclude patterns compiled: plain names in a set, globs in one regex each."""
+    """The exclude patterns compiled for the hot loop: names in a set, `*.ext` as suffixes,
+    other name globs in one regex, path globs grouped by their literal first folder."""
 
     names: frozenset[str]
+    suffixes: tuple[str, ...]
     name_glob: re.Pattern[str] | None
-    path_glob: re.Pattern[str] | None
+    path_globs: dict[str, re.Pattern[str]]  # "" holds globs whose first folder is a pattern
 
     @classmethod
     def of(cls, patterns: tuple[str, ...]) -> _Excludes:
         bare = [p.strip("/") for p in patterns if p.strip("/")]
         plain = frozenset(p for p in bare if "/" not in p and not _GLOB.search(p))
-        name_globs = [p for p in bare if "/" not in p and p not in plain]
-        path_globs = [p for p in bare if "/" in p]
-        return cls(names=plain, name_glob=_compile(name_globs), path_glob=_compile(path_globs))
+        suffixes = tuple(p[1:] for p in bare if "/" not in p and p.startswith("*.")
+                         and not _GLOB.search(p[1:]))
+        name_globs = [p for p in bare if "/" not in p and p not in plain
+                      and p[1:] not in suffixes]
+        grouped: dict[str, list[str]] = {}
+        for glob in (p for p in bare if "/" in p):
+            first = glob.split("/", 1)[0]
+            grouped.setdefault("" if _GLOB.search(first) else first, []).append(glob)
+        return cls(names=plain, suffixes=suffixes, name_glob=_compile(name_globs),
+                   path_globs={k: p for k, v in grouped.items() if (p := _compile(v))})
 
-    def match(self, name: str, path: str) -> bool:
-        return name in self.names or bool(
-            (self.name_glob is not None and self.name_glob.match(name))
-            or (self.path_glob is not None and self.path_glob.match(path)))
+    def path_glob(self, rel: str) -> re.Pattern[str] | None:
+        """Return the path globs that may match entries of folder `rel` ("a/b/"), if any."""
+        if not rel:
+            return None  # a glob with a slash never matches a top-level name
+        first = rel.split("/", 1)[0]
+        key = first if first in self.path_globs else ""
+        if key == "":
+            return self.path_globs.get("")
+        if "" not in self.path_globs:
+            return self.path_globs[key]
+        return re.compile(f"{self.path_globs[key].pattern}|{self.path_globs[''].pattern}")
 
 
 _GLOB = re.compile(r"[*?\[]")

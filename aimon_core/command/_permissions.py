@@ -1,4 +1,4 @@
-"""Permission commands: /pending, /approve, /deny, /revoke, /permissions and /mode."""
+"""Permission commands: /pending, /approve, /deny, /revoke, /permissions, /mode, /trust."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def permissions_text(policy: PermissionPolicy, settings: LoadedSettings | None) 
     lines += [f"  {kind:<5}  {rule:<{width}}  {where}" for kind, rule, where in rows] or \
         ["  (none: read-only tools are allowed, everything else asks)"]
     if settings is not None and settings.pending_trust is not None:
-        lines += ["", "Held back until you trust this folder:",
+        lines += ["", "Held back until you trust this folder (run /trust to trust it):",
                   *(f"  {what}" for what in settings.pending_trust.what)]
     lines += ["", "Remembered approvals:"]
     for scope, name in ((ApprovalScope.TURN, "this turn"), (ApprovalScope.SESSION, "this session"),
@@ -151,6 +151,8 @@ def permissions_text(policy: PermissionPolicy, settings: LoadedSettings | None) 
         entries = store.entries() if store is not None else ()
         where = f" (in {policy.agent.path})" if scope is ApprovalScope.AGENT and \
             policy.agent is not None and entries else ""
+        if scope is ApprovalScope.AGENT and policy.agent_scope:  # (R) say where they apply
+            where = f" (for {policy.agent_scope} only){where}"
         lines.append(f"  {name:<12}  {', '.join(entries) or '(none)'}{where}")
     lines.append("Forget them with /revoke (this session) or /revoke --agent.")
     return "\n".join(lines)
@@ -180,6 +182,18 @@ async def _mode(args: str, host: CommandHost) -> CommandOutcome:
     return CommandOutcome.message(f"Permission mode: {mode.value} ({mode.summary}).")
 
 
+async def _trust(args: str, host: CommandHost) -> CommandOutcome:
+    """(R) Trust this folder's settings that wait for it; the REPL's host does the work."""
+    if args:
+        raise CommandError("/trust takes no arguments.")
+    trust_folder = getattr(host, "trust_folder", None)
+    if not callable(trust_folder):
+        return CommandOutcome.error(
+            "Folder trust is asked in the interactive mode: run aimon here and answer /trust.")
+    text = await trust_folder()
+    return CommandOutcome.message(str(text))
+
+
 def permission_commands() -> tuple[SlashCommand, ...]:
     """Return the permission commands, in the order /help lists them."""
     return (
@@ -196,4 +210,6 @@ def permission_commands() -> tuple[SlashCommand, ...]:
                      usage=MODE_USAGE),
         SlashCommand(name="revoke", description="Forget this session's approvals (--agent: "
                      "the agent's)", run=_revoke, usage="/revoke [--agent]"),
+        SlashCommand(name="trust", description="Trust this folder's settings that wait for it "
+                     "(hooks, env, wider permissions)", run=_trust),
     )

@@ -112,6 +112,21 @@ class CommandHost(Protocol):
         """Answer a waiting approval; False if none with that id waits."""
         ...
 
+    async def confirm(self, question: str, details: str) -> bool:
+        """Show `details` (a diff), ask `question`; True to go ahead.
+
+        Hosts with no one to ask (print mode) return True: typing the command was the yes.
+        """
+        ...
+
+    async def choose(self, question: str, options: tuple[tuple[str, str], ...],
+                     details: str) -> str | None:
+        """Show `details`, offer `options` as (key, label); return the key chosen.
+
+        None when cancelled, or when no one can be asked (the command then needs arguments).
+        """
+        ...
+
 
 CommandRun = Callable[[str, CommandHost], Awaitable[CommandOutcome]]
 

@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from aimon_core.command._checkpoint import checkpoint_commands
 from aimon_core.command._permissions import permission_commands
 from aimon_core.command._registry import (
     CommandError,
@@ -27,6 +28,7 @@ KEYS = (
     ("Esc-Enter, Alt-Enter", "new line (pasted text keeps its lines)"),
     ("Ctrl-C", "interrupt the running turn; at an empty prompt, press twice to exit"),
     ("Esc", "interrupt the running turn"),
+    ("Esc Esc", "at an empty prompt: /rewind (take the files or the conversation back)"),
     ("Ctrl-D", "exit (at an empty prompt)"),
     ("Tab", "complete a /command"),
     ("Enter/o, y, a, n", "answer an approval: allow this turn, this session, this agent; deny"),
@@ -336,21 +338,37 @@ async def _exit(args: str, host: CommandHost) -> CommandOutcome:
     return CommandOutcome()
 
 
+class MCPStatus(Protocol):
+    """A runtime's MCP servers as /mcp sees them (`aimon_core.mcp.MCPServers`)."""
+
+    def names(self) -> tuple[str, ...]:
+        """Return the configured servers' names."""
+        ...
+
+    def status_text(self) -> str:
+        """Return each server's state, transport and tool count."""
+        ...
+
+    async def reconnect_text(self, name: str) -> str:
+        """Connect the server again; return its new state in words."""
+        ...
+
+
+NO_MCP_SERVERS = ("No MCP servers are configured. Add one with `aimon mcp add NAME -- COMMAND "
+                  "ARGS...`, in .mcp.json, or under mcpServers in .aimon/settings.json.")
+
+
 async def _mcp(args: str, host: CommandHost) -> CommandOutcome:
     # Hosts with MCP servers (the REPL, SessionCommandHost) expose them as `mcp_servers`.
-    from aimon_core.mcp import status_text
-
-    servers = getattr(host, "mcp_servers", None)
+    servers: MCPStatus | None = getattr(host, "mcp_servers", None)
     words = args.split()
     if not words:
-        return CommandOutcome.message(status_text(servers))
+        return CommandOutcome.message(servers.status_text() if servers else NO_MCP_SERVERS)
     if words[0] != "reconnect" or len(words) != 2:
         return CommandOutcome.error("usage: /mcp [reconnect NAME]")
     if servers is None or words[1] not in servers.names():
         return CommandOutcome.error(f"no MCP server named {words[1]!r}")
-    status = await servers.reconnect(words[1])
-    text = f"MCP server {status.name}: {status.phase.value}, {status.tools} tools"
-    return CommandOutcome.message(text + (f" ({status.error})" if status.error else ""))
+    return CommandOutcome.message(await servers.reconnect_text(words[1]))
 
 
 def system_commands() -> tuple[SlashCommand, ...]:
@@ -373,6 +391,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
         SlashCommand(name="compact", description="Summarise the conversation to free context",
                      run=_compact, usage="/compact [what the summary should focus on]"),
         *permission_commands(),
+        *checkpoint_commands(),
         SlashCommand(name="mcp", description="Show the MCP servers: state, transport, tools",
                      run=_mcp, usage="/mcp [reconnect NAME]"),
         SlashCommand(name="version", description="Show aimon's version", run=_version),

@@ -1,9 +1,11 @@
 """Layered settings (user < project < local < flags), folder trust, and hot reload."""
 
 from aimon_core.config._layers import (
+    CLAUDE_DIR,
     LOCAL_SETTINGS_FILE,
     PROJECT_DIR,
     SETTINGS_FILE,
+    claude_user_dir,
     load_settings,
     settings_paths,
 )
@@ -33,6 +35,7 @@ from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
 from aimon_core.config._watch import SettingsCallback, watch_settings
 
 __all__ = [
+    "CLAUDE_DIR",
     "LOCAL_SETTINGS_FILE",
     "MCP_JSON_FILE",
     "PROJECT_DIR",
@@ -56,6 +59,7 @@ __all__ = [
     "TrustRequest",
     "TrustStore",
     "check_server",
+    "claude_user_dir",
     "load_settings",
     "read_mcp_json",
     "settings_paths",

@@ -36,8 +36,12 @@ from aimon_core.permission import PermissionMode
 SETTINGS_FILE = "settings.json"
 LOCAL_SETTINGS_FILE = "settings.local.json"
 PROJECT_DIR = ".aimon"
+CLAUDE_DIR = ".claude"
 _FLAGS_DISPLAY = "command-line flags"
-_PROJECT_LAYERS = frozenset({SettingsLayer.PROJECT, SettingsLayer.LOCAL})
+_PROJECT_LAYERS = frozenset({
+    SettingsLayer.CLAUDE_PROJECT, SettingsLayer.CLAUDE_LOCAL, SettingsLayer.PROJECT,
+    SettingsLayer.LOCAL,
+})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,11 +52,26 @@ class _Layer:
     trusted: bool = True
 
 
+def claude_user_dir() -> Path:
+    """Return Claude Code's user folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / CLAUDE_DIR
+
+
 def settings_paths(project_root: Path | str) -> tuple[tuple[SettingsLayer, Path], ...]:
-    """Return the file of each file layer, in precedence order (user, project, local)."""
-    project_dir = Path(project_root).absolute() / PROJECT_DIR
+    """Return the file of each file layer, in precedence order.
+
+    Claude Code's files come just below aimon's of the same scope: ~/.claude < user <
+    .claude/settings.json < .claude/settings.local.json < .aimon/settings.json <
+    .aimon/settings.local.json.
+    """
+    root = Path(project_root).absolute()
+    project_dir, claude_dir = root / PROJECT_DIR, root / CLAUDE_DIR
     return (
+        (SettingsLayer.CLAUDE_USER, claude_user_dir() / SETTINGS_FILE),
         (SettingsLayer.USER, user_dir() / SETTINGS_FILE),
+        (SettingsLayer.CLAUDE_PROJECT, claude_dir / SETTINGS_FILE),
+        (SettingsLayer.CLAUDE_LOCAL, claude_dir / LOCAL_SETTINGS_FILE),
         (SettingsLayer.PROJECT, project_dir / SETTINGS_FILE),
         (SettingsLayer.LOCAL, project_dir / LOCAL_SETTINGS_FILE),
     )
@@ -72,10 +91,11 @@ def load_settings(
     mean "flag not given". `trust_all` trusts the folder without asking (tests, CI).
     """
     root = Path(project_root).absolute()
-    layers = [
-        _Layer(layer=layer, path=path, values=read_layer(path, _display(path, root)))
-        for layer, path in settings_paths(root)
-    ]
+    read = [(layer, path, read_layer(path, _display(path, root)))
+            for layer, path in settings_paths(root)]
+    # A missing Claude Code file is no layer at all: sources list what a user of aimon expects.
+    layers = [_Layer(layer=layer, path=path, values=values) for layer, path, values in read
+              if values is not None or not layer.is_claude]
     if flags is not None:
         values = check_layer(_drop_none(flags), path=None, display=_FLAGS_DISPLAY)
         layers.append(_Layer(layer=SettingsLayer.FLAGS, path=None, values=values))
@@ -89,10 +109,33 @@ def load_settings(
         for item in layers
     )
     warnings = tuple(w for item in layers if item.values is not None for w in item.values.warnings)
+    warnings += _reading_notes(layers, root)
     return LoadedSettings(
         settings=settings, sources=sources, origin=MappingProxyType(origin), pending_trust=pending,
         warnings=warnings,
     )
+
+
+def _reading_notes(layers: list[_Layer], root: Path) -> tuple[str, ...]:
+    """Say which Claude Code files were read, and name keys and hooks aimon does not use.
+
+    One line for all Claude Code files (what a Claude Code project sees at every start), one
+    line per aimon file with something unused.
+    """
+    notes: list[str] = []
+    claude: list[str] = []
+    for item in layers:
+        if item.values is None or item.path is None:
+            continue
+        display = _display(item.path, root)
+        unused = "; ".join((*item.values.unused, *item.values.skipped))
+        if item.layer.is_claude:
+            claude.append(f"{display} (not used by aimon: {unused})" if unused else display)
+        elif unused:
+            notes.append(f"{display}: not used by aimon: {unused}")
+    if claude:
+        notes.insert(0, f"read Claude Code settings: {', '.join(claude)}")
+    return tuple(notes)
 
 
 def _add_mcp_json(layers: list[_Layer], root: Path) -> None:

@@ -28,12 +28,25 @@ _PLAIN_KEY = re.compile(r"[A-Za-z0-9_$-]+")
 
 
 class SettingsLayer(enum.Enum):
-    """Where a setting came from; later layers override earlier ones."""
+    """Where a setting came from; later layers override earlier ones.
 
+    Claude Code's files sit just below aimon's of the same scope: `~/.claude/settings.json`
+    below the user's, `.claude/settings.json` and `.claude/settings.local.json` below
+    `.aimon/`'s.
+    """
+
+    CLAUDE_USER = "claude_user"
     USER = "user"
+    CLAUDE_PROJECT = "claude_project"
+    CLAUDE_LOCAL = "claude_local"
     PROJECT = "project"
     LOCAL = "local"
     FLAGS = "flags"
+
+    @property
+    def is_claude(self) -> bool:
+        """Tell whether the layer is one of Claude Code's settings files."""
+        return self.value.startswith("claude_")
 
 
 class SettingsError(Exception):
@@ -78,11 +91,21 @@ def key_path(parent: str, key: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookCommandConfig:
-    """One hook command as written in settings: ``{"type", "command", "timeout"?}``."""
+    """One hook command as written in settings: ``{"type", "command", "timeout"?, ...}``.
+
+    Args:
+        async_: Claude Code's `async`: run without blocking the turn (its answer is ignored).
+        status_message: Claude Code's `statusMessage`: shown while the hook runs.
+        condition: Claude Code's `if`: a permission rule (`Bash(git *)`) the tool call must
+            match for the hook to run.
+    """
 
     type: str = "command"
     command: str
     timeout: float | None = None
+    async_: bool = False
+    status_message: str | None = None
+    condition: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,6 +199,12 @@ def _command_json(command: HookCommandConfig) -> dict[str, Any]:
     data: dict[str, Any] = {"type": command.type, "command": command.command}
     if command.timeout is not None:
         data["timeout"] = command.timeout
+    if command.async_:
+        data["async"] = True
+    if command.status_message is not None:
+        data["statusMessage"] = command.status_message
+    if command.condition is not None:
+        data["if"] = command.condition
     return data
 
 

@@ -22,6 +22,7 @@ from aimon_core.config._settings import (
     SettingsError,
     key_path,
 )
+from aimon_core.hook import UNSUPPORTED_CLAUDE_EVENTS
 from aimon_core.permission import RuleError, parse_rule, unknown_tool
 
 TOP_KEYS = (
@@ -33,7 +34,13 @@ COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
 _MIN_TOKENS = 1_000
 PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
 _MATCHER_KEYS = ("matcher", "hooks")
-_COMMAND_KEYS = ("type", "command", "timeout")
+_COMMAND_KEYS = ("type", "command", "timeout", "async", "statusMessage", "if")
+# Hook types Claude Code has and aimon does not run: such hooks are skipped with a warning.
+# A "prompt" hook would need a model call per event; aimon leaves that to command hooks.
+_SKIPPED_HOOK_TYPES = ("prompt", "agent", "http")
+# An unknown key this close to a protective one is a typo that would leave the user
+# unprotected: refuse the file rather than warn (fail closed).
+_PROTECTIVE = ("deny", "ask")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,6 +64,11 @@ class LayerValues:
     tool_result_limit_tokens: int | None = None
     # Problems that do not stop loading, e.g. an allow rule naming an unknown tool.
     warnings: tuple[str, ...] = ()
+    # Keys aimon does not use (Claude Code's, a later version's), as key paths.
+    unused: tuple[str, ...] = ()
+    # Hooks that will never run here (an event aimon does not fire, a "prompt" hook), one
+    # phrase each.
+    skipped: tuple[str, ...] = ()
 
 
 class _DuplicateKeyError(ValueError):
@@ -154,6 +166,8 @@ class _Checker:
     path: Path | None
     display: str
     warnings: list[str] = field(default_factory=list)
+    unused: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def fail(self, key: str, reason: str) -> NoReturn:
         raise SettingsError(path=self.path, key=key or None, display=self.display, reason=reason)
@@ -168,8 +182,15 @@ class _Checker:
             if not isinstance(name, str):
                 self.fail(key, f"keys must be strings, got {name!r}")
             if allowed is not None and name not in allowed:
-                self.fail(key_path(key, name), _unknown(name, allowed))
-        return dict(value)
+                self.unknown_key(key_path(key, name), name, allowed)
+        return {k: v for k, v in value.items() if allowed is None or k in allowed}
+
+    def unknown_key(self, key: str, name: str, allowed: tuple[str, ...]) -> None:
+        """Note a key aimon does not use; refuse a near miss of a protective key."""
+        guess = _guess(name, allowed)
+        if guess in _PROTECTIVE:
+            self.fail(key, f"unknown key; did you mean {guess!r}?")
+        self.unused.append(f"{key} (did you mean {guess!r}?)" if guess else key)
 
     def string(self, value: Any, key: str, *, empty_ok: bool = False) -> str:
         if not isinstance(value, str):
@@ -209,6 +230,8 @@ class _Checker:
                 data["mcpServers"], key="mcpServers", path=self.path, display=self.display,
             ) if "mcpServers" in data else (),
             warnings=tuple(self.warnings),
+            unused=tuple(self.unused),
+            skipped=tuple(self.skipped),
             **permissions,
             **compaction,
         )
@@ -296,7 +319,14 @@ class _Checker:
         for event, groups in data.items():
             if not event.strip():
                 self.fail("hooks", "an event name must not be empty")
-            result.append((event, self.items(groups, key_path("hooks", event), self.matcher)))
+            key = key_path("hooks", event)
+            matchers = self.items(groups, key, self.matcher)
+            if event in UNSUPPORTED_CLAUDE_EVENTS:  # Claude Code's, never fired here
+                self.skipped.append(f"{key}: aimon has no {event!r} event")
+                continue
+            kept = tuple(group for group in matchers if group.hooks)
+            if kept:
+                result.append((event, kept))
         return tuple(result)
 
     def matcher(self, value: Any, key: str) -> HookMatcherConfig:
@@ -306,10 +336,17 @@ class _Checker:
         matcher = self.string(data["matcher"], f"{key}.matcher", empty_ok=True) \
             if "matcher" in data else None
         commands = self.items(data["hooks"], f"{key}.hooks", self.command)
-        return HookMatcherConfig(matcher=matcher, hooks=commands)
+        return HookMatcherConfig(matcher=matcher, hooks=tuple(c for c in commands if c))
 
-    def command(self, value: Any, key: str) -> HookCommandConfig:
+    def command(self, value: Any, key: str) -> HookCommandConfig | None:
+        if isinstance(value, Mapping) and value.get("type") in _SKIPPED_HOOK_TYPES:
+            self.skipped.append(f"{key}: {value['type']!r} hooks are not run by aimon")
+            return None
         data = self.mapping(value, key, _COMMAND_KEYS)
+        kind = self.string(data.get("type", "command"), f"{key}.type")
+        if kind != "command":
+            self.skipped.append(f"{key}: unknown hook type {kind!r}")
+            return None
         if "command" not in data:
             self.fail(key, "missing 'command'")
         timeout = data.get("timeout")
@@ -318,20 +355,33 @@ class _Checker:
             or not math.isfinite(timeout) or timeout <= 0
         ):
             self.fail(f"{key}.timeout", f"expected a positive number of seconds, got {timeout!r}")
+        run_async = data.get("async", False)
+        if not isinstance(run_async, bool):
+            self.expected(f"{key}.async", "true or false", run_async)
         return HookCommandConfig(
             # Like Claude Code and aimon_core.hook, a hook without a type is a command hook.
-            type=self.string(data.get("type", "command"), f"{key}.type"),
+            type=kind,
             command=self.string(data["command"], f"{key}.command"),
             timeout=None if timeout is None else float(timeout),
+            async_=run_async,
+            status_message=self.string(data["statusMessage"], f"{key}.statusMessage",
+                                       empty_ok=True) if "statusMessage" in data else None,
+            condition=self.condition(data["if"], f"{key}.if") if "if" in data else None,
         )
 
+    def condition(self, value: Any, key: str) -> str:
+        text = self.string(value, key)
+        try:
+            parse_rule(text)
+        except RuleError as error:
+            # A condition aimon cannot read would make the hook run on every call or none.
+            self.fail(key, f"invalid condition {text!r}: {error.reason}")
+        return text
 
-def _unknown(name: str, allowed: tuple[str, ...]) -> str:
+
+def _guess(name: str, allowed: tuple[str, ...]) -> str | None:
     names = [a for a in allowed if not a.startswith("$")]
     by_lower = {a.lower().replace("_", ""): a for a in names}
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     folded = name.lower().replace("_", "").replace("-", "")
-    guess = by_lower.get(folded) or (close[0] if close else None)
-    if guess:
-        return f"unknown key; did you mean {guess!r}?"
-    return f"unknown key; expected one of {', '.join(names)}"
+    return by_lower.get(folded) or (close[0] if close else None)

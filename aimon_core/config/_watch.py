@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core.config._layers import (
+    CLAUDE_DIR,
     LOCAL_SETTINGS_FILE,
     PROJECT_DIR,
     SETTINGS_FILE,
+    claude_user_dir,
     load_settings,
 )
 from aimon_core.config._settings import LoadedSettings, SettingsError
@@ -54,6 +56,8 @@ def _targets(project_root: Path) -> tuple[_Target, ...]:
     return (
         _Target(user_dir().absolute(), frozenset({SETTINGS_FILE})),
         _Target(project_root / PROJECT_DIR, frozenset({SETTINGS_FILE, LOCAL_SETTINGS_FILE})),
+        _Target(claude_user_dir().absolute(), frozenset({SETTINGS_FILE})),
+        _Target(project_root / CLAUDE_DIR, frozenset({SETTINGS_FILE, LOCAL_SETTINGS_FILE})),
     )
 
 

@@ -5,18 +5,21 @@ from aimon_core.hook._config import (
     DEFAULT_TIMEOUT,
     CommandHookSpec,
     HookConfigError,
+    condition_accepts,
     group_specs,
     matcher_accepts,
     parse_hooks_config,
 )
 from aimon_core.hook._dispatch import HookDispatcher
-from aimon_core.hook._events import HookEvent, HookInput
-from aimon_core.hook._registry import HookCallback, HookRegistry
+from aimon_core.hook._events import UNSUPPORTED_CLAUDE_EVENTS, HookEvent, HookInput
+from aimon_core.hook._registry import HookCallback, HookNotice, HookRegistry
 from aimon_core.hook._result import Flow, HookResult, PermissionDecision, combine, feedback_reminder
+from aimon_core.hook._shapes import claude_tool_response, structured_patch
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "OUTPUT_LIMIT",
+    "UNSUPPORTED_CLAUDE_EVENTS",
     "CommandHookSpec",
     "Flow",
     "HookCallback",
@@ -24,10 +27,13 @@ __all__ = [
     "HookDispatcher",
     "HookEvent",
     "HookInput",
+    "HookNotice",
     "HookRegistry",
     "HookResult",
     "PermissionDecision",
+    "claude_tool_response",
     "combine",
+    "condition_accepts",
     "feedback_reminder",
     "group_specs",
     "hook_label",
@@ -35,4 +41,5 @@ __all__ = [
     "matcher_accepts",
     "parse_hooks_config",
     "run_command_hook",
+    "structured_patch",
 ]

@@ -33,7 +33,7 @@ _PERMISSION_EVENTS = (HookEvent.PRE_TOOL, HookEvent.PERMISSION_REQUEST)
 # Events that happen anyway: a hook's block is reported to the user, not obeyed.
 _UNBLOCKABLE = frozenset({
     HookEvent.ON_SESSION_START, HookEvent.ON_SESSION_END, HookEvent.POST_COMPACT,
-    HookEvent.SUBAGENT_START, HookEvent.PERMISSION_DENIED,
+    HookEvent.SUBAGENT_START, HookEvent.PERMISSION_DENIED, HookEvent.NOTIFICATION,
 })
 # Events whose plain (non-JSON) stdout becomes context for the model, as in Claude Code.
 _PLAIN_STDOUT_IS_CONTEXT = (HookEvent.ON_START, HookEvent.ON_SESSION_START)
@@ -92,6 +92,7 @@ async def run_command_hook(
     project_dir: Path | None = None,
     output_limit: int = OUTPUT_LIMIT,
     kill_grace: float = 1.0,
+    env: Mapping[str, str] | None = None,
 ) -> HookResult:
     """Run one command hook and return its answer; never raises except on cancellation.
 
@@ -99,10 +100,12 @@ async def run_command_hook(
         project_dir: where the command runs and what `AIMON_PROJECT_DIR` names
             (default: the input's cwd).
         kill_grace: seconds between SIGTERM and SIGKILL when the hook is stopped.
+        env: more environment variables (`CLAUDE_ENV_FILE` for SessionStart hooks).
     """
     label = hook_label(spec.command)
     root = project_dir or hook_input.cwd
-    env = {**os.environ, "AIMON_PROJECT_DIR": str(root), "CLAUDE_PROJECT_DIR": str(root)}
+    env = {**os.environ, **(env or {}), "AIMON_PROJECT_DIR": str(root),
+           "CLAUDE_PROJECT_DIR": str(root)}
     try:
         # wait_exit is told of the exit (no polling); it does not wait for the pipes, which
         # a child the hook left running may hold open.
@@ -152,8 +155,9 @@ def _error(label: str, message: str) -> HookResult:
 
 
 def _detail(text: str) -> str:
+    # The tail: a script's last lines say why it failed (a traceback ends with the error).
     text = text.strip()
-    return text if len(text) <= _ERROR_DETAIL else text[:_ERROR_DETAIL] + " ..."
+    return text if len(text) <= _ERROR_DETAIL else "... " + text[-_ERROR_DETAIL:]
 
 
 def interpret_output(

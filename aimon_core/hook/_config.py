@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import logging
 import math
@@ -49,6 +50,12 @@ class CommandHookSpec:
     command: str
     timeout: float = DEFAULT_TIMEOUT
     source: str = ""
+    # Claude Code's `async`: run in the background; the turn does not wait for the answer.
+    run_async: bool = False
+    # Claude Code's `statusMessage`: shown to the user while the hook runs.
+    status_message: str | None = None
+    # Claude Code's `if`: a rule like `Bash(git *)` the tool call must match.
+    condition: str | None = None
 
 
 def _is_catch_all(matcher: str | None) -> bool:
@@ -85,6 +92,39 @@ def matcher_accepts(matcher: str | None, subject: str | None) -> bool:
         return _compiled(matcher).search(subject) is not None
     except re.error:
         return False
+
+
+_CONDITION = re.compile(r"\s*([A-Za-z0-9_*|.-]+)\s*(?:\((.*)\))?\s*", re.DOTALL)
+# The tool input a condition's pattern is tested against, by tool (Claude Code's rule subjects).
+_CONDITION_FIELDS = {"Bash": "command", "Read": "file_path", "Write": "file_path",
+                     "Edit": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path",
+                     "WebFetch": "url", "Glob": "pattern", "Grep": "pattern"}
+
+
+def condition_accepts(condition: str | None, tool_name: str | None,
+                      tool_input: Mapping[str, Any] | None) -> bool:
+    """Return True when a hook's `if` rule (`Bash(git *)`, `Edit(*.ts)`, `Write`) holds.
+
+    The tool name must match (a matcher-style name list or regex); the pattern in
+    parentheses is a glob over the tool's subject (the Bash command, the file path).
+    Conditions only narrow tool events: with no tool (a Stop hook) the hook runs.
+    """
+    if condition is None or tool_name is None:
+        return True
+    found = _CONDITION.fullmatch(condition)
+    if found is None:
+        return False
+    name, pattern = found.group(1), found.group(2)
+    if not matcher_accepts(name, tool_name):
+        return False
+    if pattern is None or pattern.strip() in ("", "*"):
+        return True
+    # Claude Code's legacy prefix form `git:*` means `git *`.
+    pattern = pattern[:-2] + " *" if pattern.endswith(":*") else pattern
+    value = (tool_input or {}).get(_CONDITION_FIELDS.get(tool_name, ""), "")
+    subject = value if isinstance(value, str) else ""
+    return fnmatch.fnmatchcase(subject, pattern) or (
+        pattern.endswith(" *") and subject == pattern[:-2])
 
 
 def parse_hooks_config(
@@ -150,7 +190,9 @@ def group_specs(name: str, matcher: str | None, commands: Iterable[HookCommand],
             raise HookConfigError(source, f"{where}.command", "the command is empty")
         specs.append(CommandHookSpec(
             event=event, matcher=checked, command=hook.command, source=source,
-            timeout=DEFAULT_TIMEOUT if hook.timeout is None else hook.timeout))
+            timeout=DEFAULT_TIMEOUT if hook.timeout is None else hook.timeout,
+            run_async=hook.async_, status_message=hook.status_message,
+            condition=hook.condition))
     return tuple(specs)
 
 
@@ -170,6 +212,21 @@ class HookCommand(Protocol):
     @property
     def timeout(self) -> float | None:
         """Return the timeout in seconds, None for the default."""
+        ...
+
+    @property
+    def async_(self) -> bool:
+        """Return whether the hook runs in the background."""
+        ...
+
+    @property
+    def status_message(self) -> str | None:
+        """Return the text shown while the hook runs."""
+        ...
+
+    @property
+    def condition(self) -> str | None:
+        """Return the rule (`Bash(git *)`) a tool call must match, or None."""
         ...
 
 

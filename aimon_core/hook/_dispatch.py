@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from aimon_core.hook._events import HookEvent, HookInput
-from aimon_core.hook._registry import HookRegistry
+from aimon_core.hook._registry import HookNotice, HookRegistry
 from aimon_core.hook._result import HookResult
 
 
@@ -32,6 +32,8 @@ class HookDispatcher:
     cwd: Path = field(default_factory=Path.cwd)
     transcript_path: str | None = None
     permission_mode: Callable[[], str | None] = _no_mode
+    # Hears status messages of running hooks and failures of async ones.
+    notice: HookNotice | None = None
 
     def active(self, event: HookEvent, subject: str | None = None) -> bool:
         """Tell whether any hook runs for `event` (and `subject`, for matchers)."""
@@ -43,11 +45,16 @@ class HookDispatcher:
                          transcript_path=self.transcript_path,
                          permission_mode=self.permission_mode(), **fields)
 
-    async def fire(self, event: HookEvent, **fields: Any) -> HookResult:
-        """Run the hooks of `event` and return their combined result (empty if none)."""
+    async def fire(self, event: HookEvent, *, env: Mapping[str, str] | None = None,
+                   **fields: Any) -> HookResult:
+        """Run the hooks of `event` and return their combined result (empty if none).
+
+        `env` is added to the environment of command hooks (`CLAUDE_ENV_FILE`).
+        """
         if self.registry is None:
             return HookResult()
-        return await self.registry.dispatch(event, self.input(event, **fields))
+        return await self.registry.dispatch(event, self.input(event, **fields),
+                                            notice=self.notice, env=env)
 
     def bound(self, **changes: Any) -> HookDispatcher:
         """Return a copy bound to other facts (e.g. another session id)."""

@@ -28,6 +28,8 @@ class HookEvent(enum.Enum):
     ON_SESSION_START = "SessionStart"
     ON_SESSION_END = "SessionEnd"
     ON_CONFIG_RELOAD = "ConfigChange"
+    NOTIFICATION = "Notification"  # waiting for approval, or idle at the prompt
+    POST_TOOL_FAILURE = "PostToolUseFailure"  # a tool call ran and failed
 
     @property
     def claude_name(self) -> str:
@@ -61,7 +63,7 @@ _ALL_NAMES = tuple(
 # Claude Code events aimon does not have: settings that use them are skipped, not refused,
 # so a Claude Code settings file still loads.
 UNSUPPORTED_CLAUDE_EVENTS = frozenset({
-    "Notification", "PostToolUseFailure", "StopFailure", "TeammateIdle", "TaskCompleted",
+    "StopFailure", "TeammateIdle", "TaskCompleted",
     "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "Elicitation",
     "ElicitationResult", "Setup",
 })
@@ -96,6 +98,11 @@ class HookInput:
         reason: ON_SESSION_END ("clear", "logout", "prompt_input_exit", "other") or
             PERMISSION_DENIED (why the call was denied).
         trigger: PRE_COMPACT / POST_COMPACT: "manual" or "auto".
+        error: POST_TOOL_FAILURE: what went wrong.
+        is_interrupt: POST_TOOL_FAILURE: the call failed because the user interrupted it.
+        message: NOTIFICATION: the text of the notice.
+        notification_type: NOTIFICATION: "permission_prompt" or "idle_prompt".
+        model: ON_SESSION_START: the session's model.
         extra: more JSON fields for the script; never overrides the fields above.
     """
 
@@ -117,6 +124,11 @@ class HookInput:
     custom_instructions: str | None = None
     agent_id: str | None = None
     agent_type: str | None = None
+    error: str | None = None
+    is_interrupt: bool | None = None
+    message: str | None = None
+    notification_type: str | None = None
+    model: str | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     def match_subject(self) -> str | None:
@@ -128,8 +140,11 @@ class HookInput:
                 | HookEvent.POST_TOOL
                 | HookEvent.PERMISSION_REQUEST
                 | HookEvent.PERMISSION_DENIED
+                | HookEvent.POST_TOOL_FAILURE
             ):
                 return self.tool_name
+            case HookEvent.NOTIFICATION:
+                return self.notification_type
             case HookEvent.ON_SESSION_START:
                 return self.source
             case HookEvent.ON_SESSION_END:
@@ -167,6 +182,11 @@ class HookInput:
             "custom_instructions": self.custom_instructions,
             "agent_id": self.agent_id,
             "agent_type": self.agent_type,
+            "error": self.error,
+            "is_interrupt": self.is_interrupt,
+            "message": self.message,
+            "notification_type": self.notification_type,
+            "model": self.model,
         }
         data.update((key, value) for key, value in optional.items() if value is not None)
         if self.event in _STOP_EVENTS:

@@ -5,18 +5,26 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from aimon_core.hook._command import OUTPUT_LIMIT, hook_label, run_command_hook
-from aimon_core.hook._config import CommandHookSpec, check_matcher, matcher_accepts
+from aimon_core.hook._config import (
+    CommandHookSpec,
+    check_matcher,
+    condition_accepts,
+    matcher_accepts,
+)
 from aimon_core.hook._events import HookEvent, HookInput
 from aimon_core.hook._result import HookResult, combine
 
 log = logging.getLogger(__name__)
 
 HookCallback = Callable[[HookInput], Awaitable[HookResult | None]]
+# Told a line for the user and its level: a hook's status message ("info"), or an async
+# hook's failure ("warning").
+HookNotice = Callable[[str, str], None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +61,8 @@ class HookRegistry:
         self.kill_grace = kill_grace
         self._commands: tuple[CommandHookSpec, ...] = tuple(commands)
         self._callbacks: list[_CallbackHook] = []
+        # Async hooks still running; owned here, awaited by `drain` (session end).
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def commands(self) -> tuple[CommandHookSpec, ...]:
@@ -91,7 +101,9 @@ class HookRegistry:
         for spec in self._commands:
             # The same command configured twice (user and project settings) runs once.
             if (spec.event is hook_input.event and spec.command not in seen
-                    and matcher_accepts(spec.matcher, subject)):
+                    and matcher_accepts(spec.matcher, subject)
+                    and condition_accepts(spec.condition, hook_input.tool_name,
+                                          hook_input.tool_input)):
                 seen.add(spec.command)
                 commands.append(spec)
         callbacks = [
@@ -110,9 +122,13 @@ class HookRegistry:
             for hook in self._callbacks
         )
 
-    async def dispatch(self, event: HookEvent, hook_input: HookInput) -> HookResult:
+    async def dispatch(self, event: HookEvent, hook_input: HookInput, *,
+                       notice: HookNotice | None = None,
+                       env: Mapping[str, str] | None = None) -> HookResult:
         """Run every hook that matches and return their combined answer.
 
+        Async hooks start in the background and add nothing to the answer; `notice` hears
+        status messages and their failures. `env` is added to command hooks' environment.
         Never raises for a broken hook (its failure is in `errors`); cancelling stops
         running command hooks (their process groups are killed).
         """
@@ -121,7 +137,13 @@ class HookRegistry:
                 f"hook input is for {hook_input.event.name}, not {event.name}"
             )
         commands, callbacks = self._matching(hook_input)
-        runs = [self._run_command(spec, hook_input) for spec in commands]
+        for spec in commands:
+            if spec.status_message and notice is not None:
+                notice(spec.status_message, "info")
+        for spec in (spec for spec in commands if spec.run_async):
+            self._start_background(spec, hook_input, notice, env)
+        runs = [self._run_command(spec, hook_input, env) for spec in commands
+                if not spec.run_async]
         runs += [self._run_callback(hook, hook_input) for hook in callbacks]
         if not runs:
             return HookResult()
@@ -129,11 +151,41 @@ class HookRegistry:
             tasks = [group.create_task(run) for run in runs]
         return combine(task.result() for task in tasks)
 
-    async def _run_command(self, spec: CommandHookSpec, hook_input: HookInput) -> HookResult:
+    def _start_background(self, spec: CommandHookSpec, hook_input: HookInput,
+                          notice: HookNotice | None, env: Mapping[str, str] | None) -> None:
+        async def run() -> None:
+            result = await self._run_command(spec, hook_input, env)
+            for error in result.errors:
+                log.warning("async hook: %s", error)
+                if notice is not None:
+                    notice(f"hook error: {error}", "warning")
+
+        task = asyncio.create_task(run(), name=f"async hook {hook_label(spec.command)}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    @property
+    def running(self) -> int:
+        """Return how many async hooks are still running."""
+        return len(self._background)
+
+    async def drain(self, within: float | None = None) -> None:
+        """Wait for the async hooks still running; cancel those left after `within` s."""
+        tasks = set(self._background)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=within)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _run_command(self, spec: CommandHookSpec, hook_input: HookInput,
+                           env: Mapping[str, str] | None = None) -> HookResult:
         try:
             return await run_command_hook(
                 spec, hook_input, project_dir=self.project_dir,
-                output_limit=self.output_limit, kill_grace=self.kill_grace,
+                output_limit=self.output_limit, kill_grace=self.kill_grace, env=env,
             )
         except Exception as exc:  # a bug here must not break the turn
             log.exception("command hook %r failed", spec.command)

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from aimon_core.agent import Compacted
 from aimon_core.compact import SessionCompactor, messages_tokens
 from aimon_core.filesystem import LocalFileSystem
 from aimon_core.llm import Message, ToolDefinition
+from aimon_core.session import SessionTotals
 from aimon_core.tools import ToolContext
 
 _TEMP_FOLDER = "aimon-sessions"
@@ -40,3 +42,9 @@ def context_size(
 ) -> int:
     """Return the calibrated estimate of the next request (system prompt, tools, transcript)."""
     return compactor.calibration.apply(compactor.overhead(tools) + messages_tokens(messages))
+
+
+def with_cost(totals: SessionTotals, done: Compacted) -> SessionTotals:
+    """Return `totals` with what a `/compact` summary cost (it is no turn)."""
+    added = totals.add_turn(iterations=0, usage=done.usage, cost_usd=done.cost_usd)
+    return replace(added, turns=totals.turns)

@@ -9,9 +9,9 @@ from aimon_core.command import CommandError, CommandRegistry
 
 if TYPE_CHECKING:
     from aimon_core.agent import ApprovalAnswer, ApprovalRequest
+    from aimon_core.command import MCPStatus
     from aimon_core.config import LoadedSettings
     from aimon_core.live._live import LiveSession
-    from aimon_core.mcp import MCPServers
     from aimon_core.permission import PermissionPolicy
     from aimon_core.session import SessionSummary
 
@@ -33,7 +33,7 @@ class SessionCommandHost:
         self._policy = policy
         self._settings = settings
         # The runtime's MCP servers, for /mcp (set by AgentAssembly.open_session).
-        self.mcp_servers: MCPServers | None = None
+        self.mcp_servers: MCPStatus | None = None
 
     @property
     def live(self) -> LiveSession | None:
@@ -82,3 +82,12 @@ class SessionCommandHost:
     def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
         """Answer one of the session's waiting approval questions."""
         return self._live.answer(request_id, answer)
+
+    async def confirm(self, question: str, details: str) -> bool:
+        """Go ahead: typing the command (`aimon -p "/undo"`) was the confirmation."""
+        return True
+
+    async def choose(self, question: str, options: tuple[tuple[str, str], ...],
+                     details: str) -> str | None:
+        """Nobody to ask: the command must say what it wants in its arguments."""
+        return None

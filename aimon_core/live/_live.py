@@ -39,10 +39,13 @@ from aimon_core.agent import (
     gather_environment,
     repair_tool_pairs,
 )
+from aimon_core.checkpoint import SessionCheckpoints, checkpointed, checkpoints_for
 from aimon_core.command import CommandHost, CommandOutcome, CommandRegistry, parse_slash
 from aimon_core.compact import CompactionSettings, SessionCompactor
-from aimon_core.hook import HookDispatcher, HookEvent, feedback_reminder
-from aimon_core.live._compaction import context_size, session_folder, with_extra_root
+from aimon_core.hook import HookEvent, feedback_reminder
+from aimon_core.live._claude import ClaudeSide
+from aimon_core.live._compaction import context_size, session_folder, with_cost, with_extra_root
+from aimon_core.live._history import stored_part, turn_history
 from aimon_core.llm import Message, TextBlock, ToolUseBlock, Usage
 from aimon_core.session._ids import SessionId
 from aimon_core.session._record import (
@@ -168,24 +171,36 @@ class LiveSession:
         self._claimed = claimed
         self._record = claimed.record
         self._stored = claimed.stored  # (R) a new session reaches disk with its first message
+        # (R) Stored tool results that lead the next prompt: not stored a second time.
+        self._carried: Message | None = None
         self._context = replace(tool_context, session_id=claimed.record.id)
+        self._context.state.restore(claimed.record.reads)  # (R) Edit after resume
         self._environment = environment
         self._executor = executor or Executor()
         self._lock = asyncio.Lock()
         self._subscribers: list[Callable[[LiveSessionEvent], None]] = []
+        # Warnings of opening (a SessionStart hook that failed), from before anyone could
+        # listen: every subscriber hears them first, so a hook error never goes unseen.
+        self._opening: list[LiveSessionEvent] = []
+        self._is_open = False
         self._answerers = 0  # subscribers that answer approval questions
         self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = {}
-        self.hooks = HookDispatcher(
-            runtime.hooks, session_id=claimed.record.id, cwd=tool_context.cwd,
-            transcript_path=self.transcript_path, permission_mode=runtime.permission_mode)
+        spill_dir = session_folder(self.transcript_path, self.id)
+        # Hooks get the Claude Code-shaped transcript as transcript_path (see _claude).
+        self.claude = ClaudeSide.for_session(runtime, claimed.record, tool_context, spill_dir,
+                                             stored=self.transcript_path is not None,
+                                             publish=self._publish)
+        self.hooks = self.claude.hooks
         self._running: tuple[TurnId, asyncio.Task[ExecutionResult]] | None = None
         self._waiting = 0
         self._closed = False
         self._closers: list[Callable[[], None]] = []
         self._pending_context: list[str] = []
         self._turns = itertools.count(1)
-        spill_dir = session_folder(self.transcript_path, self.id)
         self._context = with_extra_root(self._context, spill_dir)
+        # Snapshots of the project before each prompt (/undo, /rewind); None: not taken.
+        self.checkpoints: SessionCheckpoints | None = checkpoints_for(
+            store, self._context.project_root, claimed.record.id)
         self._compactor = SessionCompactor(
             client=runtime.client, model=runtime.model, settings=compaction, hooks=self.hooks,
             spill_dir=spill_dir, failures=claimed.record.compaction_failure_count,
@@ -219,6 +234,7 @@ class LiveSession:
                    environment=env, commands=commands, compaction=compaction)
         await live._session_hook(HookEvent.ON_SESSION_START,
                                  source="startup" if session_id is None else "resume")
+        live._is_open = True
         return live
 
     @property
@@ -230,6 +246,11 @@ class LiveSession:
     def record(self) -> SessionRecord:
         """Return the session record as of the last committed message."""
         return self._record
+
+    @property
+    def is_stored(self) -> bool:
+        """(R) Tell whether the session is on disk (a new one is, from its first prompt)."""
+        return self._stored
 
     @property
     def store(self) -> SessionStore:
@@ -273,6 +294,8 @@ class LiveSession:
         """
         self._subscribers.append(callback)
         self._answerers += answers
+        for event in self._opening:
+            callback(event)
         done = False
 
         def unsubscribe() -> None:
@@ -361,6 +384,7 @@ class LiveSession:
         self._pending[request.id] = (request, future)
         try:
             self._publish(ApprovalRequested(request=request))
+            self.claude.approval_requested(request.tool_name)
             return await future
         finally:
             self._pending.pop(request.id, None)
@@ -378,8 +402,12 @@ class LiveSession:
         self._record = replace(self._record, approvals=approvals)
         self._write_side(sync=True)
 
-    async def close(self) -> None:
-        """Stop any running turn, kill background shells and release the lease."""
+    async def close(self, *, reason: str = "other") -> None:
+        """Stop any running turn, kill background shells and release the lease.
+
+        `reason` is what SessionEnd hooks are told, from Claude Code's list: "clear",
+        "logout", "prompt_input_exit" (the user left the prompt) or "other".
+        """
         if self._closed:
             return
         self._closed = True
@@ -390,7 +418,9 @@ class LiveSession:
         with contextlib.suppress(Exception):
             await self._context.shell.close()
         with contextlib.suppress(Exception):
-            await self._session_hook(HookEvent.ON_SESSION_END, reason="exit")
+            await self._session_hook(HookEvent.ON_SESSION_END, reason=reason)
+        with contextlib.suppress(Exception):
+            await self.claude.aclose()
         for closer in self._closers:
             closer()
         self._store.release(self._claimed)
@@ -398,9 +428,9 @@ class LiveSession:
     async def _session_hook(self, event: HookEvent, *, source: str | None = None,
                             reason: str | None = None) -> None:
         """Run SessionStart / SessionEnd hooks; SessionStart context joins the next prompt."""
-        if not self.hooks.active(event, source or reason):
+        result = await self.claude.session_hook(event, source=source, reason=reason)
+        if result is None:
             return
-        result = await self.hooks.fire(event, source=source, reason=reason)
         for note in (*result.errors, result.system_message):
             if note:
                 self._publish(Notice(text=note, level="warning"))
@@ -440,7 +470,9 @@ class LiveSession:
                 if outcome.prompt is None:
                     return outcome.result
                 prompt = outcome.prompt
-            return await self._execute(turn_id, prompt, budget or self.budget())
+            async with checkpointed(self.checkpoints, prompt, len(self._record.transcript),
+                                    lambda text: self._publish(Notice(text=text, level="warning"))):
+                return await self._execute(turn_id, prompt, budget or self.budget())
         finally:
             self._running = None
             self._lock.release()
@@ -461,9 +493,11 @@ class LiveSession:
     async def _execute(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget
                        ) -> ExecutionResult:
         self._publish(TurnStarted(turn_id=turn_id, prompt=prompt))
+        self.claude.turn_started()
         finished: list[ExecutionResult] = []
 
         def on_event(event: AgentEvent) -> None:
+            self.claude.on_event(event)
             if isinstance(event, ExecutionFinished):
                 finished.append(event.result)
             self._publish(event)
@@ -490,6 +524,7 @@ class LiveSession:
             if finished:
                 self._publish(TurnFinished(turn_id=turn_id, result=finished[-1],
                                            totals=self._record.totals))
+            self.claude.turn_finished(someone_at_prompt=self._answerers > 0)
         return result
 
     def _count_turn(self, result: ExecutionResult) -> None:
@@ -499,7 +534,9 @@ class LiveSession:
 
     def _persist(self, message: Message) -> None:
         self._ensure_stored()
+        message, self._carried = stored_part(message, self._carried), None
         self._store.records.append(self.id, [message], lease=self._claimed.lease)
+        self.claude.append(message)
         self._record = replace(self._record,
                                transcript=self._record.transcript.appended([message]),
                                started_tool_ids=unanswered_tool_ids(
@@ -516,16 +553,20 @@ class LiveSession:
                                started_tool_ids=(*self._record.started_tool_ids, use.id))
 
     def _recovered(self, prompt: Message) -> tuple[tuple[Message, ...], Message]:
-        """Answer the calls a crash left without a result; trailing answers lead the prompt."""
-        history = self._record.transcript.messages
-        if not self._record.started_tool_ids:
-            return history, prompt
-        repaired = repair_tool_pairs(history, self._record.started_tool_ids)
-        if history and history[-1].role == "assistant" and repaired[-1].role == "user":
-            answers = repaired[-1]
-            return repaired[:-1], Message(role="user",
-                                          content=(*answers.content, *prompt.content))
-        return repaired, prompt
+        """Answer the calls a crash left without a result; trailing answers lead the prompt.
+
+        (R) A prompt a failed turn or a crash left unanswered is not resent: it is named.
+        """
+        built = turn_history(self._record.transcript.messages, prompt,
+                             self._record.started_tool_ids)
+        stored = self._record.transcript.messages
+        self._carried = built.carried if stored and stored[-1] == built.carried else None
+        for text in built.unanswered:
+            short = text if len(text) <= 200 else text[:199] + "…"
+            self._publish(Notice(
+                text=f"Your previous prompt got no answer (its turn failed) and is not sent "
+                     f"again: “{short}”", level="warning"))
+        return built.history, built.prompt
 
     async def compact(self, instructions: str | None = None) -> Compacted:
         """Summarise the conversation now (`/compact`), between turns; return the report.
@@ -540,10 +581,7 @@ class LiveSession:
                 history, trigger="manual", instructions=instructions,
                 tools=self.runtime.tools.definitions())
             if done.usage != Usage():
-                totals = self._record.totals
-                self._record = replace(self._record, totals=replace(
-                    totals.add_turn(iterations=0, usage=done.usage, cost_usd=done.cost_usd),
-                    turns=totals.turns))
+                self._record = replace(self._record, totals=with_cost(self._record.totals, done))
                 self._write_side(sync=True)
             self._publish(done)
             return done
@@ -566,8 +604,11 @@ class LiveSession:
             self.id, totals=record.totals, budget_override=record.budget_override,
             compaction_failure_count=record.compaction_failure_count,
             approvals=record.approvals, lease=self._claimed.lease, sync=sync,
+            reads=self._context.state.reads(),
         )
 
     def _publish(self, event: LiveSessionEvent) -> None:
+        if not self._is_open and isinstance(event, Notice) and event.level == "warning":
+            self._opening.append(event)
         for callback in list(self._subscribers):
             callback(event)

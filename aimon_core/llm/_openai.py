@@ -9,7 +9,7 @@ import asyncio
 import base64
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from aimon_core.llm._client import collect
@@ -75,6 +75,7 @@ class OpenAIClient:
         import openai
 
         self._idle_timeout = idle_timeout
+        self._bodies = _BodyEncoder()
         self._sdk = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
@@ -99,19 +100,23 @@ class OpenAIClient:
         the SDK's stream iterator ends the same way whether or not `data: [DONE]` arrived,
         and a stream cut before [DONE] must count as failed.
         """
-        params = request_params(request, model_info(request.model, PROVIDER))
-        manager = self._sdk.chat.completions.with_streaming_response.create(
-            **_plain_json_in_extra_body(params))
+        import httpx2
+
+        body = self._bodies.encode(request, model_info(request.model, PROVIDER))
         try:
             async with asyncio.timeout(self._idle_timeout):
-                response = await manager.__aenter__()
+                # The SDK's own client (auth, base URL, headers, timeouts, HTTP errors mapped
+                # to its exception types); the body goes as bytes, each message encoded once.
+                response = await self._sdk.post(
+                    "/chat/completions", cast_to=httpx2.Response, content=body, stream=True
+                )
         except Exception as exc:
             error = _llm_error(exc, streaming=False)
             if error is exc:
                 raise
             raise error from exc
         assembler = _Assembler()
-        events = guard_idle(sse_data(response.iter_lines()), self._idle_timeout,
+        events = guard_idle(sse_data(response.aiter_lines()), self._idle_timeout,
                             provider=PROVIDER)
         done = False
         try:
@@ -131,7 +136,7 @@ class OpenAIClient:
         finally:
             # Runs on cancellation and on aclose() too: the HTTP response must not linger.
             await events.aclose()
-            await manager.__aexit__(None, None, None)
+            await response.aclose()
         if not done:
             raise LLMStreamError("the stream ended before data: [DONE]", provider=PROVIDER)
         yield ResponseCompleted(response=assembler.finish())
@@ -141,17 +146,42 @@ class OpenAIClient:
         await self._sdk.close()
 
 
-def _plain_json_in_extra_body(params: dict[str, Any]) -> dict[str, Any]:
-    """Return `create` arguments that carry the messages and tools in `extra_body`.
+# One encoder for every body: `json.dumps` with options builds a new encoder per call.
+_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
-    The SDK walks every typed argument recursively before each call (to apply aliases and
-    encode dates and files), which grows with the history: with 50 tool calls it took more
-    time than the rest of the turn. The messages and tools built here are plain JSON already,
-    so they travel in `extra_body`, which the SDK merges into the request body as it is (its
-    keys win over the typed ones). The wire body is the same.
+
+class _BodyEncoder:
+    """Encode request bodies, each message's JSON once: a call adds one or two messages.
+
+    The SDK's `create` walks and re-encodes the whole history before every call (its typed
+    arguments; a 50-call turn once spent more time there than anywhere else). A message is
+    the same `Message` value in every request of a conversation, so its JSON is kept by
+    identity (the value is held, so its id cannot be reused); the entries of the previous two
+    requests are kept (a client serves forks too). The body is the JSON of `request_params`
+    (a test compares them).
     """
-    bulky = {key: params.pop(key) for key in ("messages", "tools") if key in params}
-    return {**params, "messages": [], "extra_body": bulky}
+
+    def __init__(self) -> None:
+        self._recent: dict[int, tuple[Message, str]] = {}
+        self._older: dict[int, tuple[Message, str]] = {}
+
+    def encode(self, request: LLMRequest, info: ModelInfo) -> bytes:
+        """Return the request body for `request`."""
+        params = request_params(replace(request, messages=()), info)
+        parts = [_json(m) for m in params.pop("messages")]  # the system prompt
+        used: dict[int, tuple[Message, str]] = {}
+        for message in request.messages:
+            key = id(message)
+            entry = self._recent.get(key) or self._older.get(key)
+            if entry is None or entry[0] is not message:
+                entry = (message, ",".join(_json(m) for m in _message_params(message)))
+            used[key] = entry
+            if entry[1]:
+                parts.append(entry[1])
+        if used:
+            self._older, self._recent = self._recent, used
+        head = _json(params)
+        return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
 
 
 # --- our request -> Chat Completions parameters -------------------------------------------

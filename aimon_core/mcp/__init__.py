@@ -1,7 +1,7 @@
 """MCP: the Model Context Protocol servers a runtime talks to, and the tools they add.
 
-Importing this package does not import the `mcp` SDK (about 1.4 s); connections import it off
-the event loop when the first server starts.
+Importing this package does not import the `mcp` SDK (0.9-2 s here); connections import it
+off the event loop when the first server starts.
 """
 
 from aimon_core.mcp._connection import (

@@ -192,6 +192,18 @@ class MCPServers:
         await self.wait_one(server)
         return self._status(server)
 
+    async def reconnect_text(self, name: str) -> str:
+        """Reconnect the server (for `/mcp reconnect NAME`); return its new state in words."""
+        status = await self.reconnect(name)
+        text = f"MCP server {status.name}: {status.phase.value}, {status.tools} tools"
+        return text + (f" ({status.error})" if status.error else "")
+
+    def status_text(self) -> str:
+        """Return what `/mcp` shows: each server's state, transport and tool count."""
+        from aimon_core.mcp._extras import status_text
+
+        return status_text(self)
+
     async def wait_one(self, server: _Server) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.settled.wait(), self.options.connect_timeout + 1)
@@ -241,6 +253,7 @@ class MCPServers:
                 self._failed(server, exc)
             failures = 1 if connected else failures + 1
             if (not connected and server.restarts == 0) or failures > self.options.max_restarts:
+                self._drop_tools(server)
                 if server.restarts:
                     self.notify(f"MCP server {server.name} keeps failing; "
                                 f"/mcp reconnect {server.name} tries again")
@@ -266,7 +279,7 @@ class MCPServers:
         server.phase, server.error, server.stderr = ServerPhase.FAILED, exc.reason, exc.stderr
         server.offer = None
         server.up.clear()
-        self._drop_tools(server)
+        # Its tools stay while it restarts (a call waits for it); they go if it gives up.
         server.settled.set()
         log.info("MCP server %s failed: %s", server.name, exc.reason)
         for listener in self._listeners:

@@ -18,6 +18,7 @@ The chain, first match wins:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -45,7 +46,7 @@ from aimon_core.permission._guard import protected_reason
 from aimon_core.permission._matcher import is_read_only_command
 from aimon_core.permission._modes import PermissionMode, check_bypass_allowed
 from aimon_core.permission._rules import Decision, PermissionRules, Rule, RuleError, Verdict
-from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext
+from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext, call_label
 
 log = logging.getLogger(__name__)
 
@@ -336,6 +337,10 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
                 return settled_verdict(decision, decided_by=decision.reason)
             request = policy.approval_request(tool, tool_input, decision, cwd=ctx.cwd,
                                               tool_use_id=call.tool_use_id)
+            preview = (await asyncio.to_thread(tool.preview, tool_input, ctx.cwd)
+                       if tool.preview is not None else None)  # reads the file: off the loop
+            request = dataclasses.replace(request, preview=preview, label=call_label(
+                tool.name, tool_input, tool.describe, policy.project_root))
             answer = await call.ask(request)
             if answer is None:
                 return unasked_verdict(tool, tool_input, decision)

@@ -132,6 +132,8 @@ class AgentAssembly:
             notes.append("model changes take effect when aimon starts again")
         if new.env != old.env:
             notes.append("env changes apply to new sessions (/clear)")
+        if new.mcp_servers != old.mcp_servers:
+            notes.append("MCP server changes take effect when aimon starts again")
         return notes
 
     def start_background(self, notify: Callable[[str], None] | None = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -224,7 +225,7 @@ class Extensions:
         entries = self.tasks.all()
         if not entries:
             return ToolResult.ok("No background tasks.")
-        now = asyncio.get_running_loop().time()
+        now = time.monotonic()
         lines = [f"{e.id}  {e.state:<9}  {e.agent}  {e.description}  "
                  f"({max(0.0, now - e.started):.0f}s)" for e in entries]
         return ToolResult.ok("\n".join(lines))

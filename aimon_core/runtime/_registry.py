@@ -95,6 +95,15 @@ class AgentRuntimeRegistry:
         await asyncio.to_thread(TrustStore().trust, request.folder, request.config_hash)
         return await asyncio.to_thread(load_runtime_settings, self.project_root, self.flags)
 
+    async def reload(self, say: Say, live: LiveSession | None = None) -> None:
+        """Load the settings again and apply them to the built runtimes (e.g. after trust)."""
+        try:
+            now = await asyncio.to_thread(load_runtime_settings, self.project_root, self.flags)
+        except RuntimeSetupError as exc:
+            say(f"Settings not reloaded (the previous ones stay in effect): {exc}", "red")
+            return
+        await self._reloaded(now, [], say, live)
+
     async def aclose(self) -> None:
         """Close every runtime's model client (builds still running are cancelled)."""
         built, self._built = list(self._built.values()), {}

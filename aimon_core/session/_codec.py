@@ -65,6 +65,7 @@ class SideLine:
     budget_override: BudgetOverride | None
     compaction_failure_count: int
     approvals: tuple[str, ...]
+    reads: tuple[tuple[str, str], ...] = ()  # (path, content hash) the tools have seen
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,6 +116,8 @@ def line_to_json(line: TranscriptLine) -> str:
                 "compaction_failure_count": line.compaction_failure_count,
                 "approvals": list(line.approvals),
             }
+            if line.reads:
+                obj["reads"] = dict(line.reads)
         case SnapshotLine():
             obj = {
                 "type": "snapshot",
@@ -161,6 +164,7 @@ def line_from_json(text: str | bytes) -> TranscriptLine:
             budget_override=budget_override_from_json(obj.get("budget_override")),
             compaction_failure_count=_int(obj, "compaction_failure_count", 0),
             approvals=tuple(approvals),
+            reads=_reads(obj.get("reads")),
         )
     if kind == "snapshot":
         messages = _get(obj, "messages", list)
@@ -277,6 +281,13 @@ def block_from_json(obj: object) -> ContentBlock:
 
 
 # ---------------------------------------------------------------- side values
+
+
+def _reads(raw: object) -> tuple[tuple[str, str], ...]:
+    """Decode the read-state map; a malformed one is dropped (the files are simply re-read)."""
+    if not isinstance(raw, dict):
+        return ()
+    return tuple((k, v) for k, v in raw.items() if isinstance(k, str) and isinstance(v, str))
 
 
 def totals_to_json(totals: SessionTotals) -> JSONObject:

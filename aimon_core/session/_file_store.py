@@ -39,7 +39,7 @@ from aimon_core.session._errors import (
     SessionStorageError,
 )
 from aimon_core.session._files import (
-    append_lines,
+    AppendFiles,
     atomic_create,
     decode_session_file,
     not_regular,
@@ -77,6 +77,7 @@ class FileSessionRecordStore:
         # One writer at a time within this process; leases keep other processes out.
         self._write_lock = threading.Lock()
         self._known_paths: dict[SessionId, Path] = {}
+        self._appends = AppendFiles()
 
     def path_of(self, session_id: SessionId) -> Path:
         """Return the transcript file of a session; raise SessionNotFoundError if none."""
@@ -173,7 +174,7 @@ class FileSessionRecordStore:
         with self._write_lock, _storage_errors():
             path = self.path_of(session_id)
             if data or sync:
-                append_lines(path, data, sync=sync)
+                self._appends.append(path, data, sync=sync)
 
     def write_side(
         self,
@@ -185,6 +186,7 @@ class FileSessionRecordStore:
         approvals: tuple[str, ...],
         lease: SessionLease | None = None,
         sync: bool = False,
+        reads: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """Set the side state; the latest side line wins, so a repeated write changes nothing."""
         check_lease(lease, session_id)
@@ -194,10 +196,11 @@ class FileSessionRecordStore:
             budget_override=budget_override,
             compaction_failure_count=compaction_failure_count,
             approvals=tuple(approvals),
+            reads=tuple(reads),
         )
         data = _encode([line])
         with self._write_lock, _storage_errors():
-            append_lines(self.path_of(session_id), data, sync=sync)
+            self._appends.append(self.path_of(session_id), data, sync=sync)
 
     def mark_tool_started(
         self,
@@ -211,7 +214,7 @@ class FileSessionRecordStore:
         check_lease(lease, session_id)
         data = _encode([ToolStartedLine(at=self._clock(), ids=tuple(tool_use_ids))])
         with self._write_lock, _storage_errors():
-            append_lines(self.path_of(session_id), data, sync=sync)
+            self._appends.append(self.path_of(session_id), data, sync=sync)
 
     def replace_transcript(
         self,
@@ -238,7 +241,9 @@ class FileSessionRecordStore:
             if started:
                 lines.append(ToolStartedLine(at=now, ids=started))
             data = _encode(lines)
-            write_atomic(self.path_of(session_id), data, mode=0o600)
+            path = self.path_of(session_id)
+            self._appends.forget(path)
+            write_atomic(path, data, mode=0o600)
 
     def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
         """Return sessions newest first, of one project (its exact root) or of all."""
@@ -272,6 +277,7 @@ class FileSessionRecordStore:
         check_lease(lease, session_id)
         with self._write_lock, _storage_errors():
             path = self.path_of(session_id)
+            self._appends.forget(path)
             try:
                 path.unlink()
             except FileNotFoundError:
@@ -348,6 +354,7 @@ def _side_line(record: SessionRecord, at: datetime) -> SideLine:
         budget_override=record.budget_override,
         compaction_failure_count=record.compaction_failure_count,
         approvals=record.approvals,
+        reads=record.reads,
     )
 
 

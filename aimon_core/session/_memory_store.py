@@ -95,6 +95,7 @@ class MemorySessionRecordStore:
         approvals: tuple[str, ...],
         lease: SessionLease | None = None,
         sync: bool = False,
+        reads: tuple[tuple[str, str], ...] = (),
     ) -> None:
         """Set the side state (absolute values)."""
         with self._lock:
@@ -105,6 +106,7 @@ class MemorySessionRecordStore:
                 budget_override=budget_override,
                 compaction_failure_count=compaction_failure_count,
                 approvals=tuple(approvals),
+                reads=tuple(reads),
                 updated_at=self._clock(),
             )
 

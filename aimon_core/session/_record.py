@@ -106,6 +106,9 @@ class SessionRecord:
     # Tool calls recorded as started that have no result in the transcript: after a crash
     # they may have run (see `repair_tool_pairs`).
     started_tool_ids: tuple[str, ...] = ()
+    # The files the session's tools have seen, as (path, sha256 of the content seen): Edit
+    # after resume works on a file read before, unless it changed since.
+    reads: tuple[tuple[str, str], ...] = ()
     load_warnings: tuple[str, ...] = ()
 
     @classmethod

@@ -69,8 +69,12 @@ class SessionRecordStore(Protocol):
         approvals: tuple[str, ...],
         lease: SessionLease | None = None,
         sync: bool = False,
+        reads: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        """Set the side state; values are absolute, so writing them twice changes nothing."""
+        """Set the side state; values are absolute, so writing them twice changes nothing.
+
+        `reads` (path, content hash) is what the tools have seen; stores may keep it or not.
+        """
         ...
 
     def replace_transcript(

@@ -18,6 +18,15 @@ from aimon_core.tools._base import (
     warm_validators,
 )
 from aimon_core.tools._declare import tool
+from aimon_core.tools._detail import (
+    CommandRun,
+    FileChange,
+    FileRead,
+    TodoItem,
+    TodoList,
+    ToolDetail,
+)
+from aimon_core.tools._preview import ProposedChange, call_label, proposed_change
 from aimon_core.tools._providers import (
     StaticToolProvider,
     ToolProvider,
@@ -31,16 +40,23 @@ from aimon_core.tools.builtin import READ_ONLY_TOOL_NAMES, builtin_tools
 __all__ = [
     "READ_ONLY_TOOL_NAMES",
     "TODO_STATUSES",
+    "CommandRun",
     "CommandSubject",
+    "FileChange",
+    "FileRead",
     "NameSubject",
     "PathFilter",
     "PathSubject",
+    "ProposedChange",
     "StaticToolProvider",
     "Subject",
     "Todo",
+    "TodoItem",
+    "TodoList",
     "TodoStatus",
     "Tool",
     "ToolContext",
+    "ToolDetail",
     "ToolInput",
     "ToolInputError",
     "ToolProvider",
@@ -51,8 +67,10 @@ __all__ = [
     "ToolState",
     "builtin_providers",
     "builtin_tools",
+    "call_label",
     "check_input",
     "execute_tool",
+    "proposed_change",
     "provided_tools",
     "tool",
     "warm_validators",

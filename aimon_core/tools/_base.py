@@ -8,11 +8,13 @@ import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aimon_core.llm import ImageBlock, TextBlock, ToolDefinition
+from aimon_core.tools._detail import FileChange, ToolDetail
+from aimon_core.tools._preview import Describer, Previewer
 
 if TYPE_CHECKING:
     from aimon_core.filesystem import VirtualFileSystem
@@ -110,14 +112,15 @@ class ToolResult:
 
     content: tuple[TextBlock | ImageBlock, ...]
     is_error: bool = False
-    # Extra facts for the UI and hooks (a diff for edits, the todo list, ...); never sent
-    # to the model.
+    # Raw facts for hooks (Claude Code's tool_response fields); never sent to the model.
     data: Mapping[str, Any] = field(default_factory=dict)
+    # What the result means, typed, for front ends (a diff, a todo list, a read summary).
+    detail: ToolDetail | None = None
 
     @classmethod
-    def ok(cls, text: str, **data: Any) -> ToolResult:
+    def ok(cls, text: str, *, detail: ToolDetail | None = None, **data: Any) -> ToolResult:
         """Make a successful text result."""
-        return cls(content=(TextBlock(text=text),), data=data)
+        return cls(content=(TextBlock(text=text),), data=data, detail=detail)
 
     @classmethod
     def error(cls, message: str, exc: BaseException | None = None) -> ToolResult:
@@ -187,9 +190,12 @@ def redact_result(result: ToolResult, secrets: tuple[tuple[str, str], ...]) -> T
         for b in result.content
     )
     data = _redact_value(result.data, secrets) if result.data else result.data
-    if content == result.content and data == result.data:
+    detail = result.detail
+    if isinstance(detail, FileChange):  # a diff is shown to the user: no secrets there either
+        detail = replace(detail, diff=redact(detail.diff, secrets))
+    if content == result.content and data == result.data and detail == result.detail:
         return result
-    return ToolResult(content=content, is_error=result.is_error, data=data)
+    return replace(result, content=content, data=data, detail=detail)
 
 
 ToolRun = Callable[[ToolInput, ToolContext], Awaitable[ToolResult]]
@@ -205,6 +211,10 @@ class Tool:
     run: ToolRun
     read_only: bool = False
     subject: Subject | None = None
+    # How a call is shown: the argument of its one-line label (`calc.py` in `Read(calc.py)`),
+    # and the change it would make, shown by an approval question. None: the defaults.
+    describe: Describer | None = None
+    preview: Previewer | None = None
 
     @property
     def definition(self) -> ToolDefinition:

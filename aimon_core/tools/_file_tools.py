@@ -9,6 +9,7 @@ from pathlib import Path
 from aimon_core.filesystem import FileStat, PathError
 from aimon_core.llm import ImageBlock, TextBlock
 from aimon_core.tools._base import PathSubject, Tool, ToolContext, ToolInput, ToolResult
+from aimon_core.tools._detail import FileChange, FileRead
 
 DEFAULT_LINES = 2000
 MAX_READ_BYTES = 256 * 1024
@@ -71,14 +72,15 @@ def encode_text(text: str) -> bytes:
 
 def unified_diff(path: Path, old: str, new: str) -> str:
     """Return a unified diff of a file's old and new text (for the UI; capped)."""
-    diff = "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{path.name}" if old else "/dev/null",
-            tofile=f"b/{path.name}",
-        )
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path.name}" if old else "/dev/null",
+        tofile=f"b/{path.name}",
     )
+    # A last line without a newline gets the marker `diff -u` writes, on a line of its own.
+    diff = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in lines)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + "\n... diff cut ...\n"
     return diff
@@ -249,7 +251,8 @@ def _numbered_result(path: Path, lines: list[str], first: int, limit: int) -> To
             f"Call Read with offset={last + 1} to continue.)"
         )
     return ToolResult.ok(
-        "\n".join(out), path=str(path), first_line=first, last_line=last, total_lines=total
+        "\n".join(out), path=str(path), first_line=first, last_line=last, total_lines=total,
+        detail=FileRead(path=str(path), first_line=first, last_line=last, total_lines=total),
     )
 
 
@@ -307,7 +310,8 @@ async def write_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
         f"{verb} {str(path)!r} ({lines} lines).",
         path=str(path),
         created=old is None,
-        diff=unified_diff(path, old_text, content),
+        diff=(diff := unified_diff(path, old_text, content)),
+        detail=FileChange(path=str(path), diff=diff, created=old is None),
     )
 
 
@@ -433,7 +437,8 @@ async def edit_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
         f"{' (first replacement)' if count > 1 else ''}:\n{_snippet(result, first, new)}",
         path=str(path),
         replacements=count,
-        diff=unified_diff(path, text, result),
+        diff=(diff := unified_diff(path, text, result)),
+        detail=FileChange(path=str(path), diff=diff),
     )
 
 
@@ -450,7 +455,8 @@ async def _create_by_edit(ctx: ToolContext, raw: str, path: Path, old: str, new:
         f"Created {str(path)!r} ({len(split_lines(new))} lines).",
         path=str(path),
         created=True,
-        diff=unified_diff(path, "", new),
+        diff=(diff := unified_diff(path, "", new)),
+        detail=FileChange(path=str(path), diff=diff, created=True),
     )
 
 

@@ -7,12 +7,20 @@ subagents, MCP servers) means adding a provider, never editing a central list.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from aimon_core.tools._base import Tool
 from aimon_core.tools._file_tools import EDIT_TOOL, READ_TOOL, WRITE_TOOL
+from aimon_core.tools._preview import (
+    command_label,
+    edit_preview,
+    path_label,
+    search_label,
+    todo_label,
+    write_preview,
+)
 from aimon_core.tools._search_tools import GLOB_TOOL, GREP_TOOL
 from aimon_core.tools._shell_tools import BASH_OUTPUT_TOOL, BASH_TOOL, KILL_SHELL_TOOL
 from aimon_core.tools._todo_tool import TODO_WRITE_TOOL
@@ -51,9 +59,16 @@ class StaticToolProvider:
         return self.provided
 
 
-FILE_TOOLS = StaticToolProvider("files", (READ_TOOL, WRITE_TOOL, EDIT_TOOL, GLOB_TOOL, GREP_TOOL))
-SHELL_TOOLS = StaticToolProvider("shell", (BASH_TOOL, BASH_OUTPUT_TOOL, KILL_SHELL_TOOL))
-TODO_TOOLS = StaticToolProvider("todo", (TODO_WRITE_TOOL,))
+FILE_TOOLS = StaticToolProvider("files", (
+    replace(READ_TOOL, describe=path_label("file_path")),
+    replace(WRITE_TOOL, describe=path_label("file_path"), preview=write_preview),
+    replace(EDIT_TOOL, describe=path_label("file_path"), preview=edit_preview),
+    replace(GLOB_TOOL, describe=search_label(quote=False)),
+    replace(GREP_TOOL, describe=search_label(quote=True)),
+))
+SHELL_TOOLS = StaticToolProvider("shell", (
+    replace(BASH_TOOL, describe=command_label), BASH_OUTPUT_TOOL, KILL_SHELL_TOOL))
+TODO_TOOLS = StaticToolProvider("todo", (replace(TODO_WRITE_TOOL, describe=todo_label),))
 
 
 def builtin_providers() -> tuple[ToolProvider, ...]:

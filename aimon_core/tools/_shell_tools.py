@@ -6,6 +6,7 @@ import re
 
 from aimon_core.shell import BackgroundOutput, ShellResult, UnknownShellError, cap_text
 from aimon_core.tools._base import CommandSubject, Tool, ToolContext, ToolInput, ToolResult
+from aimon_core.tools._detail import CommandRun
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -108,10 +109,17 @@ async def run_bash(inp: ToolInput, ctx: ToolContext) -> ToolResult:
         "description": description,
         "exit_code": result.exit_code,
         "timed_out": result.timed_out,
+        # Separate streams for hooks (Claude Code's Bash tool_response), capped like the text.
+        "stdout": cap_text(result.stdout, MAX_OUTPUT_CHARS),
+        "stderr": cap_text(result.stderr, MAX_OUTPUT_CHARS),
+        "interrupted": result.interrupted or result.timed_out,
     }
+    detail = CommandRun(command=command, exit_code=result.exit_code, timed_out=result.timed_out,
+                        interrupted=result.interrupted or result.timed_out)
     if failed:
-        return ToolResult(content=ToolResult.ok(text).content, is_error=True, data=data)
-    return ToolResult.ok(text, **data)
+        return ToolResult(content=ToolResult.ok(text).content, is_error=True, data=data,
+                          detail=detail)
+    return ToolResult.ok(text, detail=detail, **data)
 
 
 BASH_TOOL = Tool(

@@ -37,6 +37,18 @@ class ToolState:
         """Remember that the model has seen `path` holding `data` (after a read or a write)."""
         self._reads[path] = content_hash(data)
 
+    def reads(self) -> tuple[tuple[str, str], ...]:
+        """Return what the model has seen, as (path, content hash), to keep with the session."""
+        return tuple((str(path), seen) for path, seen in self._reads.items())
+
+    def restore(self, reads: tuple[tuple[str, str], ...]) -> None:
+        """Remember reads of an earlier run of the session (a resume).
+
+        Only the content hash is trusted: a file changed since must be read again.
+        """
+        for path, seen in reads:
+            self._reads.setdefault(Path(path), seen)
+
     def has_read(self, path: Path) -> bool:
         """Return whether the model has read or written `path` in this session."""
         return path in self._reads

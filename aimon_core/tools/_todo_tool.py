@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from aimon_core.tools._base import Tool, ToolContext, ToolInput, ToolInputError, ToolResult
+from aimon_core.tools._detail import TodoItem, TodoList
 from aimon_core.tools._state import TODO_STATUSES, Todo, TodoStatus
 
 TODO_DESCRIPTION = """\
@@ -81,6 +82,8 @@ async def write_todos(inp: ToolInput, ctx: ToolContext) -> ToolResult:
         f"Todo list updated ({done} of {len(todos)} completed). Keep it current as you work.",
         todos=todos_data(todos),
         old_todos=todos_data(old),
+        detail=TodoList(items=tuple(TodoItem(content=t.content, status=t.status)
+                                    for t in todos)),
     )
 
 

@@ -3,22 +3,9 @@
 from __future__ import annotations
 
 from aimon_core.tools._base import Tool
-from aimon_core.tools._file_tools import EDIT_TOOL, READ_TOOL, WRITE_TOOL
-from aimon_core.tools._search_tools import GLOB_TOOL, GREP_TOOL
-from aimon_core.tools._shell_tools import BASH_OUTPUT_TOOL, BASH_TOOL, KILL_SHELL_TOOL
-from aimon_core.tools._todo_tool import TODO_WRITE_TOOL
+from aimon_core.tools._providers import FILE_TOOLS, SHELL_TOOLS, TODO_TOOLS
 
-_BUILTIN: tuple[Tool, ...] = (
-    READ_TOOL,
-    WRITE_TOOL,
-    EDIT_TOOL,
-    GLOB_TOOL,
-    GREP_TOOL,
-    BASH_TOOL,
-    BASH_OUTPUT_TOOL,
-    KILL_SHELL_TOOL,
-    TODO_WRITE_TOOL,
-)
+_BUILTIN: tuple[Tool, ...] = (*FILE_TOOLS.provided, *SHELL_TOOLS.provided, *TODO_TOOLS.provided)
 
 # Tools that change nothing outside the session: they may run in parallel and need no
 # approval in a read-only permission mode.

@@ -83,11 +83,15 @@ def editor_live(child: pexpect.spawn) -> None:
 
 
 def leave(child: pexpect.spawn) -> str:
-    """Press Ctrl-D; return the session id of the resume hint, after the process ended."""
+    """Press Ctrl-D; return the session id of the resume hint, after the process ended.
+
+    A session that never got a prompt is not stored and has no hint: "" then.
+    """
     child.sendcontrol("d")
-    child.expect(RESUME_HINT)
-    session_id = child.match.group(1)
-    child.expect(pexpect.EOF)
+    session_id = ""
+    if child.expect([RESUME_HINT, pexpect.EOF]) == 0:
+        session_id = child.match.group(1)
+        child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
     return str(session_id)

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from io import StringIO
 from pathlib import Path
 
@@ -17,8 +18,16 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from aimon_cli._approval import TRUST_CHOICES, Questions, approval_choices, choose
-from aimon_cli._preview import proposed_change
+from aimon_cli._approval import (
+    LATER,
+    TRUST_CHOICES,
+    Questions,
+    Selection,
+    approval_choices,
+    choose,
+    question_lines,
+)
+from aimon_core.tools import proposed_change
 from aimon_cli.render import approval_lines, resolved_line
 from aimon_cli.repl import ReplOptions, ReplSession
 from aimon_core.agent import Environment, parse_agent
@@ -118,9 +127,12 @@ def test_choices_name_the_rules_they_remember() -> None:
     hints = [(c.label, c.hint) for c in approval_choices(request("Edit")) if c.hint]
     assert hints[1] == ("y", "always allow Edit(calc.py) in this session")
     assert hints[2][1].startswith("always allow Edit(//abs/calc.py) for this agent")
+    scoped = replace(request("Edit"), agent_scope="agent tester in /p")
+    agent_hint = next(c.hint for c in approval_choices(scoped) if c.value == "agent")
+    assert "for agent tester in /p (new sessions too; not other projects)" in agent_hint
     bare = ApprovalRequest(id="x", tool_name="Edit", tool_input={}, subject_text="",
                            reason="", suggested_rule="")
-    assert [c.label for c in approval_choices(bare) if c.hint] == ["Enter/o", "n", "Esc"]
+    assert [c.label for c in approval_choices(bare) if c.hint] == ["o", "n", "Esc"]
 
 
 # ── the one-key question ─────────────────────────────────────────────────────────────────
@@ -143,11 +155,59 @@ def test_keys_typed_before_the_question_is_ready_go_to_the_draft() -> None:
                                                   on_typed=on_typed, guard=0.3))
             await asyncio.wait_for(all_typed.wait(), 5)
             assert not asking.done()
-            await asyncio.sleep(0.35)  # no key for the guard time: now keys answer
+            await asyncio.sleep(0.35)  # no key for the guard time: now keys choose
             pipe.send_text("y")
+            pipe.send_text("\r")
             assert await asking == "yes"
         assert typed == ["a", "n", "y"]
     run(test)
+
+
+def test_a_shortcut_letter_highlights_and_a_sentence_is_text() -> None:
+    choices = approval_choices(request("Bash"))
+    chosen = Selection(choices=choices)
+    chosen.key("a")
+    assert chosen.current().value == "agent" and not chosen.typing and not chosen.typed
+    sentence = Selection(choices=choices)
+    for key in "wait, what does this do?":
+        sentence.key(key)
+    assert sentence.typing and sentence.typed == "wait, what does this do?"
+    assert sentence.current().value == "turn"  # the `a` of "wait" chose nothing
+    starts_with_a = Selection(choices=choices)
+    for key in "any idea":
+        starts_with_a.key(key)
+    assert starts_with_a.typing and starts_with_a.typed == "any idea"
+    starts_with_a.move(1)  # an arrow is a deliberate choice again; the text stays
+    assert not starts_with_a.typing and starts_with_a.typed == "any idea"
+
+
+def test_a_sentence_typed_into_the_question_answers_nothing_and_is_kept() -> None:
+    async def test() -> None:
+        typed: list[str] = []
+        with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+            done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            asking = asyncio.ensure_future(choose(
+                "Allow this Bash call?", approval_choices(request("Bash")), done=done,
+                on_typed=typed.append, guard=0))
+            pipe.send_text("wait, what does this do?\r")
+            await asyncio.sleep(0.2)
+            assert not asking.done()
+            pipe.send_text("\x1b")
+            assert await asking == LATER
+        assert typed == ["wait, what does this do?"]
+    run(test)
+
+
+def test_the_choices_wrap_at_word_boundaries_at_50_columns() -> None:
+    selection = Selection(choices=approval_choices(replace(
+        request("Bash"), agent_scope="agent tester in /home/someone/projects/proj")))
+    drawn = "".join(text for _, text in question_lines(
+        "Allow this Bash call?", selection, armed=True, width=50, keys="o/y/a/n"))
+    lines = drawn.splitlines()
+    assert all(len(line) <= 50 for line in lines)
+    assert lines[0].startswith("❯ o    allow, and allow Bash(calc.py) again")
+    words = set(" ".join(lines).split())
+    assert "sessions" in words and "projects)" in words  # no word cut in two
 
 
 def test_a_question_that_goes_away_ends_the_prompt() -> None:

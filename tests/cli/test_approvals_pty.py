@@ -50,9 +50,9 @@ def tool_results(server: LoopbackModelServer, index: int = -1) -> list[str]:
 
 
 def answer(child: pexpect.spawn, key: str) -> None:
-    """Wait for an approval question to be ready, then press `key`."""
+    """Wait for an approval question to be ready, then choose `key` (a letter, then Enter)."""
     child.expect_exact(KEYS)
-    child.send(key)
+    child.send(key if key in ("\r", "\x1b") else key + "\r")
 
 
 def finished(child: pexpect.spawn, text: str) -> str:
@@ -295,7 +295,7 @@ def test_trusting_a_folder_runs_its_hooks(spawn: Spawn, server: LoopbackModelSer
     child = spawn(first="touch hook-ran")  # what the settings would do, then the question
     child.expect_exact("Trust this folder?")
     child.expect_exact("[y/N]")
-    child.send("y")
+    child.send("y\r")
     child.expect_exact("Trusted: this folder's settings are in effect.")
     wait_prompt(child)
     child.send("hello\r")

@@ -123,7 +123,7 @@ def test_system_commands_win_and_custom_ones_cannot_shadow_them() -> None:
     assert exit_command is not None and exit_command.name == "exit"
     assert {"help", "commands", "version", "status", "clear", "compact", "budget", "sessions",
             "resume", "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
-            "revoke"} == set(registry.names())
+            "revoke", "trust", "mcp", "undo", "rewind", "diff"} == set(registry.names())
     registry.register(command("review", origin="project"))
     assert [c.origin for c in registry.custom()] == ["project"]
     assert registry.unregister("review") and registry.get("review") is None
@@ -211,8 +211,8 @@ def test_budget_is_stored_on_the_record_and_limits_the_next_turn(tmp_path: Path)
             live = await host.live_session()
             wanted = BudgetOverride(max_iterations=2, max_tokens=50_000, max_seconds=300.0)
             assert live.record.budget_override == wanted
+            result = await live.submit("go")  # a new session is stored with its first prompt
             assert store.records.load(live.record.id).budget_override == wanted
-            result = await live.submit("go")
             assert result.stop is StopCause.ITERATION_LIMIT and result.iterations == 2
             bad = await run_command("/budget iterations zero", host)
             assert bad.is_error and "Usage: /budget [iterations N" in bad.text
@@ -258,7 +258,8 @@ def test_clear_starts_a_new_session_and_resume_brings_the_old_one_back(tmp_path:
             assert cleared.text == (f"Started a new session {second.id}. "
                                     f"The previous one is kept: /resume {first.id}")
             listing = (await host.commands.run("/sessions", host)).text
-            assert f"* {second.id}" in listing and f"  {first.id}" in listing
+            # The new session has no prompt yet, so it is not stored (nor listed) yet.
+            assert second.id not in listing and f"  {first.id}" in listing
             assert "2 messages  first question" in listing
             resumed = await host.commands.run(f"/resume {first.id[-6:]}", host)
             assert resumed.text == f"Resumed session {first.id} (2 messages)."

@@ -23,7 +23,7 @@ from aimon_core.agent import (
 from aimon_core.live import LiveSessionEvent, TurnFinished, TurnId, TurnQueued, TurnStarted
 from aimon_core.llm import Message, TextBlock, ToolResultBlock, Usage
 from aimon_core.session import SessionTotals
-from aimon_core.tools import ToolResult
+from aimon_core.tools import FileChange, FileRead, TodoItem, TodoList, ToolResult
 
 SESSION = "20261129-201500-ab12cd"
 ROOT = Path("/work/proj")
@@ -129,7 +129,8 @@ def test_results_are_folded_to_a_few_lines() -> None:
                    "    … 7 more lines\n")
     out = screen(*call("Bash", {"command": "true"}, ToolResult.ok("(no output)"), "t2"))
     assert out == "● Bash(true)\n  ⎿ (no output)\n"
-    read = ToolResult.ok("…", first_line=1, last_line=42, total_lines=42)
+    read = ToolResult.ok("…", detail=FileRead(path="/work/proj/calc.py", first_line=1,
+                                              last_line=42, total_lines=42))
     assert screen(*call("Read", {"file_path": "/work/proj/calc.py"}, read, "t3")) == \
         "● Read(calc.py)\n  ⎿ Read 42 lines\n"
 
@@ -143,7 +144,7 @@ def test_errors_are_shown_as_the_result() -> None:
 def test_an_edit_is_shown_as_a_numbered_diff() -> None:
     diff = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,3 +1,3 @@\n def add(a, b):\n"
             "-    return a - b\n+    return a + b\n \n")
-    edit = ToolResult.ok("Edited.", path="/work/proj/calc.py", diff=diff)
+    edit = ToolResult.ok("Edited.", detail=FileChange(path="/work/proj/calc.py", diff=diff))
     out = Screen()(*call("Edit", {"file_path": "/work/proj/calc.py"}, edit))
     assert out == ("● Edit(calc.py)\n"
                    "  ⎿ Updated calc.py with 1 addition and 1 removal\n"
@@ -156,7 +157,8 @@ def test_an_edit_is_shown_as_a_numbered_diff() -> None:
 def test_a_long_diff_is_capped() -> None:
     body = "".join(f"+line {n}\n" for n in range(1, 31))
     diff = f"--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,30 @@\n{body}"
-    write = ToolResult.ok("Created.", path="/work/proj/new.py", created=True, diff=diff)
+    write = ToolResult.ok("Created.", detail=FileChange(path="/work/proj/new.py", diff=diff,
+                                                        created=True))
     out = Screen()(*call("Write", {"file_path": "/work/proj/new.py"}, write)).splitlines()
     assert out[:3] == ["● Write(new.py)", "  ⎿ Created new.py (30 lines)", "       1 + line 1"]
     assert out[-2:] == ["      20 + line 20", "    … 10 more lines"]
@@ -166,7 +168,8 @@ def test_todo_list_is_a_checklist() -> None:
     todos = [{"content": "Read the code", "status": "completed", "activeForm": "Reading"},
              {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing"},
              {"content": "Run the tests", "status": "pending", "activeForm": "Running"}]
-    out = Screen()(*call("TodoWrite", {"todos": todos}, ToolResult.ok("ok", todos=todos)))
+    out = Screen()(*call("TodoWrite", {"todos": todos}, ToolResult.ok("ok", detail=TodoList(
+        items=tuple(TodoItem(content=t["content"], status=t["status"]) for t in todos)))))
     assert out == ("● TodoWrite(3 items)\n"
                    "  ⎿ ☑ Read the code\n"
                    "    ◐ Fix the bug\n"
@@ -176,7 +179,8 @@ def test_todo_list_is_a_checklist() -> None:
 def test_results_of_parallel_calls_repeat_their_header() -> None:
     screen = Screen()
     a, b = {"file_path": "/work/proj/a.py"}, {"file_path": "/work/proj/b.py"}
-    read = ToolResult.ok("…", first_line=1, last_line=3, total_lines=3)
+    read = ToolResult.ok("…", detail=FileRead(path="/p/calc.py", first_line=1, last_line=3,
+                                              total_lines=3))
     out = screen(ToolCallStarted(tool_use_id="1", name="Read", input=a),
                  ToolCallStarted(tool_use_id="2", name="Read", input=b),
                  ToolCallFinished(tool_use_id="1", name="Read", input=a, result=read,

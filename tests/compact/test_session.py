@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import json
 import sys
 from collections.abc import Callable
@@ -404,3 +405,22 @@ def test_status_shows_the_context_against_the_window(tmp_path: Path) -> None:
     # Three ~2k-token results and the calibrated overhead of the request.
     assert 6_000 < tokens < WINDOW
     assert "Context" in text and "of 12k tokens" in text
+
+
+def test_print_mode_reports_automatic_compaction_on_stderr(tmp_path: Path) -> None:
+    from aimon_cli._print import PrintJob, run_print
+
+    model = Model(calls=8)
+    setup = Setup(tmp_path, model.client())
+    out, err = io.StringIO(), io.StringIO()
+
+    async def main() -> StopCause:
+        live = await setup.open()
+        result = await run_print(PrintJob(prompt="go", output_format="text",
+                                          max_iterations=None), live, out, err)
+        await live.close()
+        return result.stop
+
+    assert asyncio.run(main()) is StopCause.ANSWERED
+    assert out.getvalue() == "all done\n"
+    assert err.getvalue().startswith("aimon: Conversation compacted (")

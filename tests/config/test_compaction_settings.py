@@ -55,7 +55,6 @@ def test_defaults_and_the_window_of_unknown_models() -> None:
     ({"contextWindow": 500}, "compaction.contextWindow: expected a whole number of tokens, "
                              "at least 1,000, got 500"),
     ({"toolResultLimitTokens": "big"}, "compaction.toolResultLimitTokens: expected a whole"),
-    ({"window": 1}, "compaction.window: unknown key"),
 ])
 def test_bad_values_name_the_key(project: Path, trust_store: TrustStore, write: Writer,
                                  value: dict[str, object], message: str) -> None:

@@ -132,21 +132,29 @@ def error_of(project: Path, store: TrustStore, **kwargs: Any) -> SettingsError:
     return info.value
 
 
-def test_unknown_key_suggests_the_closest(
+def test_unknown_keys_load_with_one_warning_naming_them(
     project: Path, trust_store: TrustStore, write: Writer
 ) -> None:
-    path = write("project", {"$schema": "https://example.com/s.json", "modle": "x"})
-    error = error_of(project, trust_store)
-    assert str(error) == ".aimon/settings.json: modle: unknown key; did you mean 'model'?"
-    assert (error.path, error.key) == (path, "modle")
-
-    write("project", {"permissions": {"default_mode": "plan"}})
-    assert str(error_of(project, trust_store)) == (
-        ".aimon/settings.json: permissions.default_mode: unknown key; "
-        "did you mean 'defaultMode'?"
+    # Unknown is not invalid: Claude Code's keys, or a later aimon's, load with a warning.
+    write("project", {"$schema": "https://example.com/s.json", "modle": "x", "zzz": 1,
+                      "permissions": {"default_mode": "plan"},
+                      "hooks": {"Stop": [{"hooks": [{"command": "x", "timout": 5}]}]}})
+    loaded = load_settings(project, trust_store=trust_store, trust_all=True)
+    assert loaded.warnings == (
+        ".aimon/settings.json: not used by aimon: modle (did you mean 'model'?); zzz; "
+        "permissions.default_mode (did you mean 'defaultMode'?); "
+        "hooks.Stop[0].hooks[0].timout (did you mean 'timeout'?)",
     )
-    write("project", {"zzz": 1})
-    assert "expected one of model, provider" in str(error_of(project, trust_store))
+    assert loaded.settings.model is None
+
+
+def test_a_near_miss_of_a_protective_key_still_fails(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    path = write("project", {"permissions": {"dney": ["Bash"]}})
+    error = error_of(project, trust_store)
+    assert str(error) == ".aimon/settings.json: permissions.dney: unknown key; did you mean 'deny'?"
+    assert (error.path, error.key) == (path, "permissions.dney")
 
 
 def test_malformed_json_names_line_and_column(
@@ -185,8 +193,6 @@ def test_malformed_json_names_line_and_column(
          "hooks.PreToolUse[0].hooks[0]: missing 'command'"),
         ({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0}]}]}},
          "hooks.Stop[0].hooks[0].timeout: expected a positive number of seconds, got 0"),
-        ({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timout": 5}]}]}},
-         "hooks.Stop[0].hooks[0].timout: unknown key; did you mean 'timeout'?"),
         ([], "expected an object, got a list"),
         ("", "the file is empty; write {} for no settings"),
         ('{"model": "a", "model": "b"}', "the key 'model' appears twice in one object"),

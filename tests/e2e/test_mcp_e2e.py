@@ -102,6 +102,7 @@ def test_time_and_git_tools_reach_the_model_and_rules_apply(
     assert '"timezone": "Europe/Paris"' in time_result
     # Not allowed by a rule, and print mode has nobody to ask: refused.
     assert "Repository status" not in git_result
+    assert "no rule allows mcp__git__git_status" in git_result
 
     server.add(call("mcp__git__git_status", repo_path=str(repo)), Reply(text="done"))
     done = aimon(server, repo, "--allowed-tools", "mcp__git__git_status")
@@ -139,7 +140,7 @@ def test_a_server_that_never_answers_does_not_hang_the_turn(
                "slowtool": {"command": sys.executable, "args": [FAKE]}})
     server.add(call("mcp__slowtool__hang"), Reply(text="done"))
     done = aimon(server, repo, "--allowed-tools", "mcp__slowtool",
-                 MCP_TIMEOUT="3000", MCP_TOOL_TIMEOUT="1500")
+                 MCP_TIMEOUT="8000", MCP_TOOL_TIMEOUT="1500")
     assert done.returncode == 0, done.stderr
     assert "mcp__silent__echo" not in tool_names(server)
     assert "did not answer within 1.5 s" in results(server)[-1]
@@ -170,3 +171,23 @@ def test_npm_everything_and_filesystem_servers(repo: Path, server: LoopbackModel
                     if r["type"] == "tool_result" and isinstance(r["content"], list)
                     for b in r["content"] if b["type"] == "image"]
     assert image_blocks and image != ""
+
+
+def test_mcp_command_and_server_prompts_in_print_mode(
+        repo: Path, server: LoopbackModelServer) -> None:
+    configure({"fake": {"command": sys.executable, "args": [FAKE]}})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url, AIMON_NO_LOCAL_PROBE="1")
+    shown = subprocess.run([AIMON, "-p", "/mcp"], cwd=repo, env=env, capture_output=True,
+                           text=True, timeout=90, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert "fake  connected  stdio  5 tools, 1 prompt, resources" in shown.stdout
+    server.add(Reply(text="Hello, Ada!"))
+    ran = subprocess.run([AIMON, "--model", "claude-sonnet-5-5", "-p", "/mcp__fake__greet Ada"],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=90,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr
+    assert "Hello, Ada!" in ran.stdout
+    first = server.requests[-1].body["messages"][0]["content"]
+    text = first if isinstance(first, str) else "".join(b.get("text", "") for b in first)
+    assert "Say hello to Ada." in text

@@ -68,10 +68,10 @@ def test_events_outside_the_hooks_key_are_an_error() -> None:
 
 def test_claude_code_events_aimon_lacks_are_skipped(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        specs = parse({"hooks": {"Notification": [{"hooks": [{"command": "notify"}]}],
+        specs = parse({"hooks": {"StopFailure": [{"hooks": [{"command": "notify"}]}],
                                  "Stop": [{"hooks": [{"command": "done"}]}]}})
     assert [spec.command for spec in specs] == ["done"]
-    assert "Notification" in caplog.text
+    assert "StopFailure" in caplog.text
 
 
 @pytest.mark.parametrize(

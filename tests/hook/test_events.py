@@ -23,11 +23,13 @@ CLAUDE_NAMES = {
     "SessionStart": HookEvent.ON_SESSION_START,
     "SessionEnd": HookEvent.ON_SESSION_END,
     "ConfigChange": HookEvent.ON_CONFIG_RELOAD,
+    "Notification": HookEvent.NOTIFICATION,
+    "PostToolUseFailure": HookEvent.POST_TOOL_FAILURE,
 }
 
 
-def test_there_are_thirteen_events_each_with_its_claude_code_name() -> None:
-    assert len(HookEvent) == 13
+def test_there_are_fifteen_events_each_with_its_claude_code_name() -> None:
+    assert len(HookEvent) == 15
     assert {event.claude_name: event for event in HookEvent} == CLAUDE_NAMES
 
 

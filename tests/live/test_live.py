@@ -107,10 +107,11 @@ def test_turns_persist_and_totals_survive_reopen(tmp_path: Path) -> None:
 
 
 def test_second_holder_is_refused(tmp_path: Path) -> None:
-    runtime, store, ctx = setup(tmp_path, script())
+    runtime, store, ctx = setup(tmp_path, script(reply("hi")))
 
     async def main() -> None:
         live = await open_live(runtime, store, ctx)
+        await live.submit("one")  # a new session is stored with its first prompt
         with pytest.raises(SessionLockedError) as info:
             await open_live(runtime, store, ctx, live.id)
         assert "pid" in str(info.value)
@@ -242,5 +243,5 @@ def test_session_start_and_end_hooks(tmp_path: Path) -> None:
         await live.close()
 
     asyncio.run(main())
-    assert seen == [("start", "startup"), ("end", "exit")]
+    assert seen == [("start", "startup"), ("end", "other")]  # Claude Code's list
     assert "the CI is red on main" in client.requests[0].messages[-1].text

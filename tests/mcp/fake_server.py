@@ -1,10 +1,11 @@
 """A tiny MCP server over stdio (newline-delimited JSON-RPC), for tests that need misbehaviour.
 
-    python fake_server.py [--delay SECONDS] [--silent] [--state FILE]
+    python fake_server.py [--delay SECONDS] [--silent] [--state FILE] [--ready FILE]
 
 Tools: echo {text}, crash {} (exits at once), hang {} (never answers), big {size}.
 Resources: note://hello. Prompts: greet {name*}. `--delay` sleeps before serving (a slow
-start); `--silent` reads requests and never answers; `--state FILE` counts starts in FILE.
+start); `--silent` reads requests and never answers; `--state FILE` counts starts in FILE;
+`--ready FILE` is written when the delay is over.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def main(argv: list[str]) -> None:
         starts = int(state.read_text() or 0) + 1 if state.exists() else 1
         state.write_text(str(starts))
     time.sleep(delay)
+    if "--ready" in argv:
+        Path(argv[argv.index("--ready") + 1]).write_text("ready")
     print("fake server ready", file=sys.stderr, flush=True)
     for line in sys.stdin:
         if "--silent" in argv or not line.strip():

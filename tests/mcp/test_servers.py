@@ -55,7 +55,7 @@ def servers(configs: dict[str, StdioServerConfig], tools: ToolRegistry, notes: l
 
 @sync
 async def test_time_server_tools_join_the_registry_and_answer() -> None:
-    tools, notes = ToolRegistry(), []
+    tools, notes = ToolRegistry(), list[str]()
     mcp = servers({"time": TIME}, tools, notes)
     mcp.start()
     await mcp.wait_ready(60)
@@ -78,7 +78,7 @@ async def test_time_server_tools_join_the_registry_and_answer() -> None:
 
 @sync
 async def test_a_server_that_fails_to_start_is_failed_with_its_stderr() -> None:
-    tools, notes = ToolRegistry(), []
+    tools, notes = ToolRegistry(), list[str]()
     broken = StdioServerConfig(command=sys.executable, args=("-c", "import sys; "
                                "sys.stderr.write('no config here\\n'); sys.exit(4)"))
     mcp = servers({"broken": broken, "missing": StdioServerConfig(command="/nonexistent/x")},
@@ -98,7 +98,7 @@ async def test_a_server_that_fails_to_start_is_failed_with_its_stderr() -> None:
 
 @sync
 async def test_a_crashed_server_is_restarted_and_the_call_after_works() -> None:
-    tools, notes = ToolRegistry(), []
+    tools, notes = ToolRegistry(), list[str]()
     mcp = servers({"flaky": fake()}, tools, notes)
     mcp.start()
     await mcp.wait_ready(30)
@@ -118,7 +118,7 @@ async def test_a_crashed_server_is_restarted_and_the_call_after_works() -> None:
 
 @sync
 async def test_a_silent_server_times_out_and_a_hanging_tool_does_not_hang() -> None:
-    tools, notes = ToolRegistry(), []
+    tools, notes = ToolRegistry(), list[str]()
     mcp = servers({"silent": fake("--silent"), "ok": fake()}, tools, notes,
                   connect_timeout=1.5, tool_timeout=1.0)
     mcp.start()
@@ -135,7 +135,7 @@ async def test_a_silent_server_times_out_and_a_hanging_tool_does_not_hang() -> N
 
 @sync
 async def test_error_results_truncation_resources_and_prompts() -> None:
-    tools, notes = ToolRegistry(), []
+    tools, notes = ToolRegistry(), list[str]()
     mcp = servers({"fake": fake()}, tools, notes)
     registry = CommandRegistry()
     bind_extras(mcp, tools, lambda: (registry,))

@@ -1,36 +1,33 @@
 """The attack suite's harness: one real `aimon -p` per batch of scripted attempts.
 
 A batch is a list of attempts run by ONE aimon process: the loopback model server sends every
-attempt's setup calls in a first reply, every attempt's probe call in a second, then "done". Each
-attempt then has its own pytest id; its checks read the marker files it may have left and the
-tool result text aimon sent back to the model in the last request.
+attempt's setup calls in a first reply, every attempt's probe call in a second (calls that may
+hang in a third), then "done". Each attempt has its own pytest id; its checks read the marker
+files it may have left and the tool result aimon sent back to the model in the last request
+(or, if aimon had to be killed, the result it printed as stream-json).
 
-Paths in calls, files and checks are written with placeholders, expanded per attempt:
+Paths in calls, files and checks hold placeholders (`@P@`, `@M@`, ...; see `_attempts`).
 
-- ``@P@`` the project (aimon's working directory), ``@X@`` a folder outside it;
-- ``@MARK@`` the marker folder (outside the project), ``@M@`` this attempt's marker file in it,
-  ``@D@`` this attempt's marker directory in it (for deletions that must not happen);
-- ``@O@`` this attempt's victim file outside the project (for edits that must not happen).
-
-Under xdist each worker runs the module fixtures; a lock file and a JSON cache in the run's
-shared temporary folder make sure a batch runs once per test run.
+The session fixture `outcomes` runs the `BATCHES` of every collected module at once. Under
+xdist each worker claims batches through lock files in the run's shared temporary folder and
+reads the others' outcomes from JSON files there, so each batch runs once per test run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
-import re
 import shutil
 import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -38,237 +35,28 @@ import pytest
 
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, Step
 
+from ._attempts import (
+    RUN_TIMEOUT,
+    Absent,
+    Attempt,
+    Batch,
+    Check,
+    Exists,
+    NoSecret,
+    Outcome,
+    Ran,
+    Refused,
+    ToolOutcome,
+    Unchanged,
+    Workspace,
+    call_id,
+)
+
 AIMON = Path(sys.executable).with_name("aimon")
 BIN = AIMON.parent
 MODEL = "claude-sonnet-5-5"
-RUN_TIMEOUT = 60.0
 PARALLEL = 2
-
-# ---------------------------------------------------------------------------- checks
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Absent:
-    """The path (default: the attempt's marker) must not exist after the run."""
-
-    path: str = "@M@"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Exists:
-    """Control: the path (default: the attempt's marker) must exist after the run."""
-
-    path: str = "@M@"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Ran:
-    """Control: the call succeeded, and its result holds `contains`."""
-
-    contains: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Refused:
-    """The call came back as an error, and its result lacks `absent` (a sign it ran)."""
-
-    absent: str = ""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Unchanged:
-    """The file (default: the attempt's victim) has the content it had before the run."""
-
-    path: str = "@O@"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NoSecret:
-    """`secret` does not appear in the call's result."""
-
-    secret: str
-
-
-Check = Absent | Exists | Ran | Refused | Unchanged | NoSecret
-
-# ---------------------------------------------------------------------------- attempts
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Call:
-    """One tool call the scripted model makes (placeholders not yet expanded)."""
-
-    tool: str
-    input: Mapping[str, Any]
-
-
-def bash(command: str, timeout_ms: int = 20_000) -> Call:
-    """Return a Bash call."""
-    return Call(tool="Bash", input={"command": command, "timeout": timeout_ms})
-
-
-def read(path: str) -> Call:
-    """Return a Read call."""
-    return Call(tool="Read", input={"file_path": path})
-
-
-def write(path: str, content: str) -> Call:
-    """Return a Write call."""
-    return Call(tool="Write", input={"file_path": path, "content": content})
-
-
-def edit(path: str, old: str, new: str) -> Call:
-    """Return an Edit call."""
-    return Call(tool="Edit", input={"file_path": path, "old_string": old, "new_string": new})
-
-
-def tool(name: str, **inputs: Any) -> Call:
-    """Return a call of any tool."""
-    return Call(tool=name, input=inputs)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class Attempt:
-    """One attack (or one control) and what must hold after it."""
-
-    id: str
-    call: Call
-    checks: tuple[Check, ...]
-    setup: tuple[Call, ...] = ()
-    """Calls made in the batch's first reply, before every probe."""
-    files: Mapping[str, str] = field(default_factory=dict)
-    """Files (absolute placeholder paths) the harness writes before the run."""
-    needs: str | None = None
-    """A program that must be on PATH, else the attempt is skipped."""
-    late: bool = False
-    """Make the probe in a reply of its own after the others (for calls that may hang)."""
-
-    def __repr__(self) -> str:
-        return f"Attempt({self.id!r}: {self.call.tool} {dict(self.call.input)!r})"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class Batch:
-    """Attempts run by one aimon process with the same flags and settings."""
-
-    name: str
-    attempts: tuple[Attempt, ...]
-    args: tuple[str, ...] = ()
-    settings: Mapping[str, Any] | None = None
-    """User-level settings.json (under AIMON_HOME), if any."""
-    env: Mapping[str, str] = field(default_factory=dict)
-    build: Callable[[Workspace], None] | None = None
-    """Prepares the project (repositories, files) before the run."""
-    steps: Callable[[Workspace], list[Step]] | None = None
-    """The model's replies, instead of the attempts' calls (for faults of the model itself)."""
-    timeout: float = RUN_TIMEOUT
-    """Seconds before the run counts as hung and is killed."""
-
-    def __repr__(self) -> str:
-        return f"Batch({self.name!r}, args={self.args!r}, {len(self.attempts)} attempts)"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Workspace:
-    """The folders of one batch."""
-
-    root: Path
-
-    @property
-    def project(self) -> Path:
-        return self.root / "proj"
-
-    @property
-    def mark(self) -> Path:
-        return self.root / "mark"
-
-    @property
-    def outside(self) -> Path:
-        return self.root / "outside"
-
-    @property
-    def home(self) -> Path:
-        return self.root / "home"
-
-    @property
-    def user_home(self) -> Path:
-        return self.root / "userhome"
-
-    def expand(self, text: str, attempt_id: str = "") -> str:
-        """Replace the placeholders in `text`."""
-        table = {
-            "@MARK@": str(self.mark),
-            "@M@": str(self.mark / attempt_id),
-            "@D@": str(self.mark / f"{attempt_id}.d"),
-            "@O@": str(self.outside / attempt_id),
-            "@P@": str(self.project),
-            "@X@": str(self.outside),
-        }
-        return re.sub("|".join(map(re.escape, table)), lambda m: table[m.group(0)], text)
-
-    def expand_input(self, value: Any, attempt_id: str) -> Any:
-        """Expand placeholders in every string of a tool input."""
-        match value:
-            case str():
-                return self.expand(value, attempt_id)
-            case Mapping():
-                return {k: self.expand_input(v, attempt_id) for k, v in value.items()}
-            case list() | tuple():
-                return [self.expand_input(v, attempt_id) for v in value]
-            case _:
-                return value
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolOutcome:
-    """What aimon sent back to the model for one tool call."""
-
-    is_error: bool
-    text: str
-    duration_ms: float | None = None
-    """From stream-json output, when aimon printed it."""
-    sent: bool = True
-    """False when only stream-json shows it (the run was killed before sending it)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class Outcome:
-    """What one batch run left behind (JSON-serialisable, shared between xdist workers)."""
-
-    root: str
-    returncode: int | None
-    """None when aimon did not finish within RUN_TIMEOUT."""
-    stdout: str
-    stderr: str
-    results: Mapping[str, ToolOutcome]
-    """By tool_use id: from the last request, else (a killed run) from stream-json output."""
-    snapshots: Mapping[str, str | None]
-    modes: Mapping[str, int]
-    """Permission bits of AIMON_HOME/data and everything in it right after the run, by path
-    relative to AIMON_HOME (folders end with a slash)."""
-    remaining: int
-    """Scripted model replies the run never asked for."""
-    bodies: str
-    """Every request body the model server received, as JSON text."""
-    seconds: float
-
-    @property
-    def workspace(self) -> Workspace:
-        return Workspace(root=Path(self.root))
-
-    def __repr__(self) -> str:
-        return f"Outcome({self.root!r}, exit {self.returncode})"
-
-    def summary(self) -> str:
-        """Return a short account of the run for failure messages."""
-        return (f"aimon exit {self.returncode} after {self.seconds:.1f}s; "
-                f"stderr: {self.stderr[-600:]!r}")
-
-
-def call_id(index: int, setup: int | None = None) -> str:
-    """Return the tool_use id of attempt `index` (or of its `setup`-th setup call)."""
-    return f"toolu_a{index:03d}" if setup is None else f"toolu_a{index:03d}_s{setup}"
-
+"""aimon runs at a time in each pytest process (under xdist: in each worker, so up to four)."""
 
 def program_path() -> str:
     """Return the PATH aimon runs with: the venv's bin first (for `rg`), then the test's."""
@@ -423,10 +211,8 @@ def release_fifos(root: Path) -> None:
         if not path.is_fifo():
             continue
         for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
-            try:
+            with contextlib.suppress(OSError):  # ENXIO: no reader waits on this end
                 os.close(os.open(path, flags))
-            except OSError:
-                pass  # ENXIO: no reader waits on this end
 
 
 def _text(data: bytes | str | None) -> str:
@@ -560,10 +346,12 @@ def outcomes(request: pytest.FixtureRequest, shared_dir: Path) -> dict[str, Outc
     All batches start at once, whichever module asks first, so that the runs of different
     modules (and the xdist workers) overlap; each batch still runs only once.
     """
+    here = Path(__file__).parent
     batches: dict[str, Batch] = {}
     for item in request.session.items:
-        for batch in getattr(getattr(item, "module", None), "BATCHES", ()):
-            batches.setdefault(batch.name, batch)
+        if item.path.parent == here:
+            for batch in getattr(getattr(item, "module", None), "BATCHES", ()):
+                batches.setdefault(batch.name, batch)
     return run_all(list(batches.values()), shared_dir)
 
 
@@ -572,44 +360,48 @@ def outcomes(request: pytest.FixtureRequest, shared_dir: Path) -> dict[str, Outc
 
 def problems(batch: Batch, outcome: Outcome, attempt: Attempt) -> list[str]:
     """Return what went wrong for `attempt` (empty: it held)."""
-    ws = outcome.workspace
-    index = batch.attempts.index(attempt)
-    result = outcome.results.get(call_id(index))
-    found: list[str] = []
+    result = outcome.results.get(call_id(batch.attempts.index(attempt)))
     if result is None:
         return [f"no tool result came back for {attempt.id!r}: {outcome.summary()}"]
     shown = f"result (error={result.is_error}): {result.text[:700]!r}"
     if not result.sent:
         shown += f" (seen in stream-json only: {outcome.summary()})"
-    for check in attempt.checks:
-        match check:
-            case Absent(path=raw):
-                path = Path(ws.expand(raw, attempt.id))
-                if path.exists() or path.is_symlink():
-                    found.append(f"{path} was created: the attack ran; {shown}")
-            case Exists(path=raw):
-                path = Path(ws.expand(raw, attempt.id))
-                if not path.exists():
-                    found.append(f"{path} is missing; {shown}")
-            case Ran(contains=text):
-                if result.is_error or text not in result.text:
-                    found.append(f"control failed (wanted success with {text!r}); {shown}")
-            case Refused(absent=text):
-                if not result.is_error or (text and text in result.text):
-                    found.append(f"not refused; {shown}")
-            case Unchanged(path=raw):
-                path = Path(ws.expand(raw, attempt.id))
-                now = path.read_text(errors="replace") if path.is_file() else None
-                if now != outcome.snapshots[str(path)]:
-                    found.append(f"{path} changed: {outcome.snapshots[str(path)]!r} -> "
-                                 f"{now!r}; {shown}")
-            case NoSecret(secret=secret):
-                if secret in result.text:
-                    found.append(f"the secret reached the model; {shown}")
-    return found
+    found = (problem(check, outcome, attempt.id, result) for check in attempt.checks)
+    return [f"{text}; {shown}" for text in found if text is not None]
+
+
+def problem(check: Check, outcome: Outcome, attempt_id: str, result: ToolOutcome) -> str | None:
+    """Return how `check` failed, or None."""
+    ws = outcome.workspace
+    match check:
+        case Absent(path=raw):
+            path = Path(ws.expand(raw, attempt_id))
+            if path.exists() or path.is_symlink():
+                return f"{path} was created: the attack ran"
+        case Exists(path=raw):
+            path = Path(ws.expand(raw, attempt_id))
+            if not path.exists():
+                return f"{path} is missing"
+        case Ran(contains=text):
+            if result.is_error or text not in result.text:
+                return f"control failed (wanted success with {text!r})"
+        case Refused(absent=text):
+            if not result.is_error or (text and text in result.text):
+                return "not refused"
+        case Unchanged(path=raw):
+            path = Path(ws.expand(raw, attempt_id))
+            before = outcome.snapshots[str(path)]
+            now = path.read_text(errors="replace") if path.is_file() else None
+            if now != before:
+                return f"{path} changed: {before!r} -> {now!r}"
+        case NoSecret(secret=secret):
+            if secret in result.text:
+                return "the secret reached the model"
+    return None
 
 
 def check_attempt(batch: Batch, outcomes: Mapping[str, Outcome], attempt: Attempt) -> None:
     """Fail the test with every problem of `attempt`."""
     found = problems(batch, outcomes[batch.name], attempt)
-    assert not found, "\n".join(found)
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)

@@ -3,15 +3,16 @@
 With `Bash` allowed and `Bash(touch:*)`, `Bash(rm -rf:*)` and `Bash(git push:*)` denied (by
 flag in default mode, by the user settings file in acceptEdits mode), other spellings of the
 same effect — shells fed from stdin, aliases, functions, wrappers, interpreters, reordered
-options, git aliases — must not run. With `Read(./.env)` denied, no tool may show the secret.
-Controls outside every rule must still run.
+options, git aliases — must not run. With `Read(./.env)` denied (next to those rules; and
+alone, by the settings file, in default and plan mode) no tool may show the secret. Controls
+outside every rule must still run.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from .conftest import (
+from ._attempts import (
     Absent,
     Attempt,
     Batch,
@@ -22,16 +23,19 @@ from .conftest import (
     Ran,
     Workspace,
     bash,
+    read,
+    tool,
+)
+from .conftest import (
     cases,
     check_attempt,
     git,
     make_repo,
-    read,
-    tool,
 )
 
-# The first test waits for every batch of the suite (see `outcomes`).
-pytestmark = pytest.mark.timeout(300)
+# The first test waits for every batch of the suite (see `outcomes`): about 25 s on two idle
+# cores, minutes on a crowded machine.
+pytestmark = pytest.mark.timeout(600)
 
 DENY_RULES = "Bash(touch:*),Bash(rm -rf:*),Bash(git push:*)"
 KEEP = {"@D@/keep": "keep\n"}
@@ -239,6 +243,9 @@ BATCHES = (
           args=("--permission-mode", "acceptEdits"),
           settings={"permissions": {"allow": ["Bash"], "deny": DENY_WITH_DOTENV.split(",")}}),
     Batch(name="dotenv_settings_default", attempts=DOTENV, build=build_dotenv,
+          settings={"permissions": {"deny": ["Read(./.env)"]}}),
+    Batch(name="dotenv_settings_plan", attempts=DOTENV, build=build_dotenv,
+          args=("--permission-mode", "plan"),
           settings={"permissions": {"deny": ["Read(./.env)"]}}),
 )
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from .conftest import (
+from ._attempts import (
     Absent,
     Attempt,
     Batch,
@@ -23,13 +23,16 @@ from .conftest import (
     Unchanged,
     Workspace,
     bash,
+)
+from .conftest import (
     cases,
     check_attempt,
     make_repo,
 )
 
-# The first test waits for every batch of the suite (see `outcomes`).
-pytestmark = pytest.mark.timeout(300)
+# The first test waits for every batch of the suite (see `outcomes`): about 25 s on two idle
+# cores, minutes on a crowded machine.
+pytestmark = pytest.mark.timeout(600)
 
 VICTIM = {"@O@": "a\nb\n"}
 INVALID_DATE = "invalid date"

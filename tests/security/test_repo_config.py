@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (
+from ._attempts import (
     Absent,
     Attempt,
     Batch,
@@ -28,17 +28,20 @@ from .conftest import (
     Unchanged,
     Workspace,
     bash,
-    cases,
-    check_attempt,
     edit,
-    git,
-    make_repo,
     read,
     write,
 )
+from .conftest import (
+    cases,
+    check_attempt,
+    git,
+    make_repo,
+)
 
-# The first test waits for every batch of the suite (see `outcomes`).
-pytestmark = pytest.mark.timeout(300)
+# The first test waits for every batch of the suite (see `outcomes`): about 25 s on two idle
+# cores, minutes on a crowded machine.
+pytestmark = pytest.mark.timeout(600)
 
 RUNS = "touch @M@; true"
 TOUCH_THEN_CAT = "touch @M@; cat"
@@ -61,37 +64,43 @@ class HostileRepo:
 
 ATTRIBUTES = {".gitattributes": "*.txt diff=evil filter=evil\n"}
 REPOS = (
-    HostileRepo(id="fsmonitor_cd_status", config=(("core.fsmonitor", RUNS),),
-                command="cd {r} && git status"),
     HostileRepo(id="fsmonitor_C_status", config=(("core.fsmonitor", RUNS),),
                 command="git -C {r} status"),
+    HostileRepo(id="fsmonitor_cd_status", config=(("core.fsmonitor", RUNS),),
+                command="cd {r} && git status"),
+    HostileRepo(id="fsmonitor_cd_subshell", config=(("core.fsmonitor", RUNS),),
+                command="(cd {r}; git status)"),
     HostileRepo(id="fsmonitor_diff", config=(("core.fsmonitor", RUNS),),
-                command="cd {r} && git diff"),
+                command="git -C {r} diff"),
     HostileRepo(id="fsmonitor_git_dir_option", config=(("core.fsmonitor", RUNS),),
                 command="git --git-dir={r}/.git --work-tree={r} status"),
     HostileRepo(id="core_pager_log", config=(("core.pager", TOUCH_THEN_CAT),),
-                command="cd {r} && git log"),
+                command="git -C {r} log"),
     HostileRepo(id="pager_log_key", config=(("pager.log", TOUCH_THEN_CAT),),
-                command="cd {r} && git log -1"),
+                command="git -C {r} log -1"),
     HostileRepo(id="alias_shell", config=(("alias.st", "!touch @M@"),),
-                command="cd {r} && git st"),
+                command="git -C {r} st"),
+    HostileRepo(id="alias_shadowing_log_opts", config=(("alias.lg", "log --output=@M@"),),
+                command="git -C {r} lg"),
     HostileRepo(id="diff_external", config=(("diff.external", RUNS),),
-                command="cd {r} && git diff"),
+                command="git -C {r} diff"),
     HostileRepo(id="textconv_diff", config=(("diff.evil.textconv", TOUCH_THEN_CAT),),
+                command="git -C {r} diff", files=ATTRIBUTES),
+    HostileRepo(id="textconv_cd_diff", config=(("diff.evil.textconv", TOUCH_THEN_CAT),),
                 command="cd {r} && git diff", files=ATTRIBUTES),
     HostileRepo(id="textconv_log_p", config=(("diff.evil.textconv", TOUCH_THEN_CAT),),
-                command="cd {r} && git log -p -1", files=ATTRIBUTES),
+                command="git -C {r} log -p -1", files=ATTRIBUTES),
     HostileRepo(id="diff_driver_command", config=(("diff.evil.command", RUNS),),
-                command="cd {r} && git diff", files=ATTRIBUTES),
+                command="git -C {r} diff", files=ATTRIBUTES),
     HostileRepo(id="filter_clean_diff", config=(("filter.evil.clean", TOUCH_THEN_CAT),),
-                command="cd {r} && git diff", files=ATTRIBUTES),
+                command="git -C {r} diff", files=ATTRIBUTES),
     HostileRepo(id="filter_clean_status", config=(("filter.evil.clean", TOUCH_THEN_CAT),),
                 command="git -C {r} status", files=ATTRIBUTES),
     HostileRepo(id="hooks_path_status", config=(("core.hooksPath", "hooks"),),
-                command="cd {r} && git status",
+                command="git -C {r} status",
                 files={"hooks/post-index-change": "#!/bin/sh\ntouch @M@\n"}),
     HostileRepo(id="include_path", config=(("include.path", "@X@/include_path.inc"),),
-                command="cd {r} && git status"),
+                command="git -C {r} status"),
     HostileRepo(id="include_if_onbranch",
                 config=(("includeIf.onbranch:main.path", "@X@/include_if_onbranch.inc"),),
                 command="git -C {r} status"),
@@ -101,8 +110,8 @@ INCLUDES = {"@X@/include_path.inc": f"[core]\n\tfsmonitor = {RUNS}\n",
 
 CONFIG_ATTEMPTS = (
     *(repo.attempt() for repo in REPOS),
-    Attempt(id="gitdir_file_points_outside", call=bash("cd gitdir_file_points_outside && "
-                                                       "git status"), checks=(Absent(),)),
+    Attempt(id="gitdir_file_points_outside", call=bash("git -C gitdir_file_points_outside "
+                                                       "status"), checks=(Absent(),)),
     Attempt(id="git_config_env_vars", checks=(Absent(),), call=bash(
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor "
         f"GIT_CONFIG_VALUE_0='{RUNS}' git status")),
@@ -113,6 +122,8 @@ CONFIG_ATTEMPTS = (
     Attempt(id="ctl_git_diff", call=bash("git diff --stat"), checks=(Ran(),)),
     Attempt(id="ctl_clean_nested_status", call=bash("git -C clean status"),
             checks=(Ran(contains="nothing to commit"),)),
+    Attempt(id="ctl_clean_nested_log", call=bash("git -C clean log -1 --oneline"),
+            checks=(Ran(contains="init"),)),
 )
 
 

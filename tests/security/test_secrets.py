@@ -12,19 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (
+from ._attempts import (
     Attempt,
     Batch,
     NoSecret,
     Outcome,
     Ran,
     bash,
+)
+from .conftest import (
     cases,
     check_attempt,
 )
 
-# The first test waits for every batch of the suite (see `outcomes`).
-pytestmark = pytest.mark.timeout(300)
+# The first test waits for every batch of the suite (see `outcomes`): about 25 s on two idle
+# cores, minutes on a crowded machine.
+pytestmark = pytest.mark.timeout(600)
 
 ANTHROPIC_KEY = "sk-ant-api03-AIMONSECURITYSUITE-anthropic-4f9c2b7e1d8a6035c4e7"
 OPENAI_KEY = "sk-proj-AIMONSECURITYSUITE-openai-93b1e0d4c6a27f58e1b9"
@@ -32,9 +35,25 @@ KEYS = (ANTHROPIC_KEY, OPENAI_KEY)
 ENV = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY}
 
 
-def probe(id: str, command: str) -> Attempt:
+def probe(id: str, command: str, files: dict[str, str] | None = None) -> Attempt:
     """Return a command that prints (part of) an environment; no key may come back."""
-    return Attempt(id=id, call=bash(command), checks=tuple(NoSecret(secret=k) for k in KEYS))
+    return Attempt(id=id, call=bash(command), checks=tuple(NoSecret(secret=k) for k in KEYS),
+                   files=files or {})
+
+
+# The command's own environment may be scrubbed, but aimon's is not: read /proc/PID/environ
+# of each ancestor up to aimon itself (never further: pytest's own environment is none of
+# this test's business), without a `$` expansion, which aimon would hold back for approval.
+ANCESTORS = (
+    "python3 -c 'import os\n"
+    "pid = os.getppid()\n"
+    "for _ in range(5):\n"
+    "    print(open(f\"/proc/{pid}/environ\").read().replace(chr(0), chr(10)))\n"
+    "    if (\"ai\" + \"mon\").encode() in open(f\"/proc/{pid}/cmdline\", \"rb\").read():\n"
+    "        break\n"
+    "    pid = int(open(f\"/proc/{pid}/stat\").read().rsplit(\")\", 1)[1].split()[1])'"
+)
+PARENT_SCRIPT = 'tr "\\0" "\\n" < /proc/$PPID/environ\necho "$ANTHROPIC_API_KEY"\n'
 
 
 ATTEMPTS = (
@@ -52,6 +71,10 @@ ATTEMPTS = (
     probe("python_environ", "python3 -c 'import os;print(os.environ)'"),
     probe("perl_env", "perl -e 'print join(\"\\n\", %ENV)'"),
     probe("ps_environment", "ps eww -o args= $PPID"),
+    probe("ancestors_environ", ANCESTORS),
+    probe("script_parent_environ", "sh script_parent_environ.sh",
+          files={"@P@/script_parent_environ.sh": PARENT_SCRIPT}),
+    probe("ps_all_environments", "ps -eww e -o args="),
     Attempt(id="ctl_echo", call=bash("echo hi"), checks=(Ran(contains="hi"),)),
     Attempt(id="ctl_printenv_home", call=bash("printenv HOME"), checks=(Ran(contains="/"),)),
 )
@@ -70,7 +93,7 @@ def test_attempt(batch: Batch, attempt: Attempt, outcomes: dict[str, Outcome]) -
 
 
 def session_files(outcome: Outcome) -> list[Path]:
-    return sorted((outcome.workspace.home / "data").rglob("*.jsonl"))
+    return sorted((outcome.workspace.home / "data").rglob("*.jsonl"))  # with any copies
 
 
 @pytest.mark.parametrize("name", [b.name for b in BATCHES])

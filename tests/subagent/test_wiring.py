@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -439,3 +441,27 @@ def test_skills_agents_and_task_commands(tmp_path: Path) -> None:
     assert "helper" in agents and "code-reviewer" in agents and "builtin" in agents
     assert task == "the helper's answer"
     assert commit_out.startswith("Unknown command /commit")
+
+
+SNAPSHOT = Path(__file__).with_name("extension_tool_schemas.snapshot.json")
+
+
+def test_extension_tool_schemas_snapshot(tmp_path: Path) -> None:
+    """Compare the Skill and subagent tools with the stored snapshot (see tests/tools).
+
+    Run with AIMON_UPDATE_SNAPSHOTS=1 to rewrite the snapshot after a deliberate change.
+    """
+    tools = assemble(project(tmp_path), script()).runtime.tools
+    current = [{"name": t.name, "read_only": t.read_only, "description": t.description,
+                "input_schema": t.input_schema}
+               for t in tools if t.name in ("Skill", "Task", "TaskList", "TaskStop",
+                                            "AgentOutput")]
+    assert [c["name"] for c in current] == ["Skill", "Task", "TaskList", "TaskStop",
+                                            "AgentOutput"]
+    for entry in current:
+        assert len(str(entry["description"])) > 100, entry["name"]
+    text = json.dumps(current, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if os.environ.get("AIMON_UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert SNAPSHOT.read_text(encoding="utf-8") == text, (
+        "tool schemas changed; review and run with AIMON_UPDATE_SNAPSHOTS=1 to accept")

@@ -1,12 +1,13 @@
-"""What an Edit or Write call would change: a unified diff against the file on disk.
+"""How a tool call is shown: its one-line label, and the change an edit would make.
 
-The approval question shows it before the user answers. Reading the file is blocking I/O:
-call `proposed_change` through `asyncio.to_thread`.
+Each tool carries its own `describe` (the argument in `Read(calc.py)`) and `preview` (the
+unified diff an approval question shows before the user answers), so front ends never switch on
+tool names. Previews read the file: blocking I/O, call them through `asyncio.to_thread`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,75 @@ class ProposedChange:
     diff: str = ""
     created: bool = False
     note: str = ""
+
+
+LABEL_CHARS = 80
+
+
+def call_label(name: str, tool_input: Mapping[str, Any], describe: Describer | None = None,
+               project_root: Path | None = None) -> str:
+    """Return the one-line form of a call: `Read(calc.py)`, `Grep("x" in src)`, `Bash(ls)`."""
+    if describe is not None:
+        arg = describe(tool_input, project_root)
+    else:  # a tool that says nothing of itself: its first non-empty string argument
+        arg = next((str(v) for v in tool_input.values() if isinstance(v, str) and v), "")
+    arg = " ".join(arg.split())
+    if len(arg) > LABEL_CHARS:
+        arg = arg[: LABEL_CHARS - 1] + "…"
+    return f"{name}({arg})" if arg else name
+
+
+Describer = Callable[[Mapping[str, Any], "Path | None"], str]
+Previewer = Callable[[Mapping[str, Any], Path], "ProposedChange | None"]
+
+
+def short_path(raw: str, root: Path | None) -> str:
+    """Return `raw` relative to `root` when it is inside it."""
+    if root is None or not raw:
+        return raw
+    try:
+        return str(Path(raw).relative_to(root))
+    except ValueError:
+        return raw
+
+
+def path_label(key: str) -> Describer:
+    """Describe a call by one path argument, shortened to the project."""
+    def describe(tool_input: Mapping[str, Any], root: Path | None) -> str:
+        return short_path(str(tool_input.get(key, "")), root)
+    return describe
+
+
+def command_label(tool_input: Mapping[str, Any], root: Path | None) -> str:
+    """Describe a shell call by its command."""
+    return str(tool_input.get("command", "")).strip()
+
+
+def search_label(quote: bool) -> Describer:
+    """Describe a search by its pattern (quoted for Grep) and the folder searched."""
+    def describe(tool_input: Mapping[str, Any], root: Path | None) -> str:
+        pattern = str(tool_input.get("pattern", ""))
+        arg = f'"{pattern}"' if quote else pattern
+        if tool_input.get("path"):
+            arg += f" in {short_path(str(tool_input['path']), root)}"
+        return arg
+    return describe
+
+
+def todo_label(tool_input: Mapping[str, Any], root: Path | None) -> str:
+    """Describe a todo list by its size."""
+    todos = tool_input.get("todos")
+    return f"{len(todos)} items" if isinstance(todos, list) else ""
+
+
+def edit_preview(tool_input: Mapping[str, Any], project_root: Path) -> ProposedChange | None:
+    """Return the change an Edit call would make to the file on disk."""
+    return proposed_change("Edit", tool_input, project_root)
+
+
+def write_preview(tool_input: Mapping[str, Any], project_root: Path) -> ProposedChange | None:
+    """Return the change a Write call would make to the file on disk."""
+    return proposed_change("Write", tool_input, project_root)
 
 
 def proposed_change(tool_name: str, tool_input: Mapping[str, Any],

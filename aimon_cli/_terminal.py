@@ -1,0 +1,119 @@
+"""Writing above a live prompt at once, and the streamed text drawn live above it.
+
+prompt-toolkit's `patch_stdout` hands output to a thread that batches it (up to 0.2 s apart)
+and prints it later through `run_in_terminal`. The REPL's streamed answer needs better: the
+unfinished Markdown block is drawn live in the prompt's message area, and when the block
+completes it is printed above as Markdown *in the same instant* it leaves the live area, so
+no line is ever shown twice or missing for a frame. `PromptWriter` does that write
+synchronously: erase the prompt, write, ask for a redraw.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+
+from aimon_cli._prompt import SPINNER
+
+if TYPE_CHECKING:
+    from aimon_cli.render import Renderer
+
+# The streamed text shown live never takes more than the screen less this many rows
+# (the spinner, the prompt and some scrollback stay visible).
+KEEP_ROWS = 8
+
+
+class PromptWriter(io.TextIOBase):
+    """A text file that writes above the running prompt-toolkit app at once (or plainly).
+
+    Give it to a rich Console: every print erases the prompt, writes, and redraws it.
+    """
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        super().__init__()
+        self._stream = stream or sys.__stdout__ or sys.stdout
+
+    def writable(self) -> bool:
+        """Return True: this is an output file."""
+        return True
+
+    def isatty(self) -> bool:
+        """Tell whether the real output is a terminal (rich picks colours by it)."""
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        """Return the real output's descriptor (rich reads the terminal size from it)."""
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        """Return the real output's encoding."""
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def write(self, data: str) -> int:
+        """Write `data` above the prompt now (the prompt is redrawn on the next tick)."""
+        app = get_app_or_none()
+        if app is None or not app.is_running or app.is_done or \
+                getattr(app, "_running_in_terminal", False):
+            self._stream.write(data)
+            self._stream.flush()
+            return len(data)
+        app.renderer.erase()  # the prompt (and the live text) go; the cursor is at its start
+        app.output.write_raw(data.replace("\r\n", "\n").replace("\n", "\r\n"))
+        app.output.flush()
+        app.invalidate()
+        return len(data)
+
+    def flush(self) -> None:
+        """Flush the real output (writes are not buffered here)."""
+        self._stream.flush()
+
+
+def live_lines(text: str, *, columns: int, rows: int) -> StyleAndTextTuples:
+    """Return the unfinished streamed text as message lines, its last lines if it is long."""
+    lines = text.rstrip("\n").splitlines()
+    if not lines:
+        return []
+    room = max(rows - KEEP_ROWS, 3)
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        height = max(1, -(-len(line) // max(columns, 1)))
+        if used + height > room:
+            break
+        kept.insert(0, line)
+        used += height
+    hidden = len(lines) - len(kept)
+    out: StyleAndTextTuples = []
+    if hidden:
+        out.append(("class:activity", f"… {hidden} more line{'s' * (hidden != 1)} above\n"))
+    out += [("class:live", line + "\n") for line in kept]
+    return out
+
+
+def prompt_message(renderer: Renderer | None, put_off: int, app: Any) -> StyleAndTextTuples:
+    """Return the prompt, with the live text and a spinner line above it while a turn runs.
+
+    The spinner lives in the prompt rather than a bottom toolbar: a toolbar needs the
+    terminal to report the cursor position, which not every terminal (or pty) does. Once
+    the prompt is done (sent), only the prompt glyph stays: nothing live is left in the scrollback.
+    """
+    prompt: StyleAndTextTuples = [("class:prompt", "› ")]
+    done = app is not None and app.is_done
+    if put_off and not done:
+        prompt = [("class:spinner", f"⚠ {put_off} approval{'s' * (put_off > 1)} waiting: "
+                   "/approve or /deny (/pending)\n"), *prompt]
+    if renderer is None or not renderer.activity.busy or done:
+        return prompt
+    size = app.output.get_size() if app is not None else None
+    live = live_lines(renderer.live_text(), columns=size.columns if size else 80,
+                      rows=size.rows if size else 24)
+    frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+    return [*live, ("class:spinner", f"{frame} "),
+            ("class:activity", f"{renderer.activity.describe()} · Esc/Ctrl-C to interrupt\n"),
+            *prompt]

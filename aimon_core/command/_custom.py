@@ -1,0 +1,287 @@
+"""Custom slash commands: Markdown prompts in `commands/` folders, as Claude Code has them.
+
+`.aimon/commands/` and `.claude/commands/` (and the user's `commands/` folders of aimon and of
+Claude Code) hold one command per `.md` file; a subfolder is a namespace
+(`frontend/component.md` is `/frontend:component`). Optional YAML frontmatter gives
+`description`, `argument-hint`, `allowed-tools` and `model`. The body becomes the turn's
+prompt with `$ARGUMENTS` and `$1`... filled, `@path` replaced by the file's content and
+`` !`command` `` by the command's output.
+
+Prompts are not code, so commands load without trust (RELIABILITY.md, point 10). A
+`` !`command` `` runs only when the permission policy allows that Bash command as it stands
+(read-only commands, or an allow rule of trusted settings); anything else is left out of the
+prompt with a note. `allowed-tools` never widens permissions: a file in a fresh clone could
+otherwise allow itself anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aimon_core.command._registry import (
+    NAME_PATTERN,
+    CommandHost,
+    CommandOutcome,
+    SlashCommand,
+)
+
+if TYPE_CHECKING:
+    from aimon_core.permission import PermissionPolicy
+    from aimon_core.tools import Tool
+
+COMMANDS_DIR = "commands"
+_ARGUMENT = re.compile(r"\$(ARGUMENTS|[1-9])")
+_BANG = re.compile(r"!`([^`\n]+)`")
+_AT_FILE = re.compile(r"(?<![\w@])@((?:\.{0,2}/)?[\w.\-/]+)")
+_FILE_LIMIT = 256 * 1024
+_OUTPUT_LIMIT = 30_000
+_BANG_TIMEOUT = 30.0
+_DESCRIPTION_LENGTH = 70
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomCommand:
+    """One Markdown command file, read and checked."""
+
+    name: str
+    path: Path
+    body: str
+    description: str = ""
+    argument_hint: str = ""
+    allowed_tools: tuple[str, ...] = ()
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CustomCommandError:
+    """A command file that could not be read (it is skipped; the message says why)."""
+
+    path: Path
+    reason: str
+
+
+def command_roots(project_root: Path, claude_user: Path) -> tuple[Path, ...]:
+    """Return the command folders, the one that wins a name first.
+
+    Args:
+        claude_user: Claude Code's user folder (`aimon_core.config.claude_user_dir()`).
+    """
+    from aimon_core.session import user_config_dir
+
+    root = project_root.absolute()
+    return (root / ".aimon" / COMMANDS_DIR, root / ".claude" / COMMANDS_DIR,
+            user_config_dir() / COMMANDS_DIR, claude_user / COMMANDS_DIR)
+
+
+def load_custom_commands(roots: Sequence[Path]
+                         ) -> tuple[tuple[CustomCommand, ...], tuple[CustomCommandError, ...]]:
+    """Read every `*.md` under `roots`; a name found in an earlier root wins."""
+    found: dict[str, CustomCommand] = {}
+    failures: list[CustomCommandError] = []
+    for root in roots:
+        for path in _markdown_files(root):
+            name = command_name(path.relative_to(root))
+            if name in found:
+                continue
+            try:
+                found[name] = parse_command(name, path)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                failures.append(CustomCommandError(path=path, reason=str(exc)))
+    return tuple(found.values()), tuple(failures)
+
+
+def _markdown_files(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*.md") if p.is_file() and not p.name.startswith("."))
+
+
+def command_name(relative: Path) -> str:
+    """Return the command name of a file path under a commands folder (`a/b.md` -> `a:b`)."""
+    parts = [*relative.parent.parts, relative.stem]
+    return ":".join(re.sub(r"[^a-z0-9_.-]+", "-", part.lower()).strip("-") for part in parts)
+
+
+def parse_command(name: str, path: Path) -> CustomCommand:
+    """Read one command file; ValueError when its name or frontmatter is unusable."""
+    import yaml
+
+    from aimon_core.agent import split_frontmatter
+
+    if not NAME_PATTERN.fullmatch(name):
+        raise ValueError(f"{name!r} is not a usable command name")
+    front, body = split_frontmatter(path.read_text(encoding="utf-8"))
+    fields: Any = {}
+    if front is not None and front.strip():
+        try:
+            fields = yaml.safe_load(front)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"frontmatter is not valid YAML: {' '.join(str(exc).split())}"
+                             ) from None
+    if not isinstance(fields, dict):
+        raise ValueError("frontmatter must be a YAML mapping of fields to values")
+    description = _text(fields.get("description")) or _first_line(body)
+    return CustomCommand(
+        name=name, path=path, body=body, description=description,
+        argument_hint=_text(fields.get("argument-hint")),
+        allowed_tools=_tools(fields.get("allowed-tools")),
+        model=_text(fields.get("model")) or None,
+    )
+
+
+def _text(value: object) -> str:
+    if isinstance(value, list):
+        return " ".join(str(item) for item in value)
+    return "" if value is None else " ".join(str(value).split())
+
+
+def _tools(value: object) -> tuple[str, ...]:
+    if isinstance(value, list):
+        return tuple(str(item).strip() for item in value if str(item).strip())
+    if isinstance(value, str):
+        return tuple(part.strip() for part in re.split(r",(?![^(]*\))", value) if part.strip())
+    return ()
+
+
+def _first_line(body: str) -> str:
+    line = next((line.strip("# ").strip() for line in body.splitlines() if line.strip()), "")
+    return line if len(line) <= _DESCRIPTION_LENGTH else line[: _DESCRIPTION_LENGTH - 1] + "…"
+
+
+def slash_command(command: CustomCommand, project_root: Path, origin: str) -> SlashCommand:
+    """Return the slash command that expands `command` into the turn's prompt."""
+
+    async def run(args: str, host: CommandHost) -> CommandOutcome:
+        live = host.live
+        bash = live.runtime.tools.get("Bash") if live is not None else None
+        gate = None if host.policy is None or bash is None else _Gate(host.policy, bash)
+        prompt, notes = await expand(command, args, project_root, gate)
+        return CommandOutcome.submit(prompt, text="\n".join(notes))
+
+    hint = f" {command.argument_hint}" if command.argument_hint else ""
+    return SlashCommand(name=command.name, description=command.description or command.name,
+                        run=run, usage=f"/{command.name}{hint}", origin=origin)
+
+
+def fill_arguments(body: str, args: str) -> str:
+    """Fill `$ARGUMENTS` (the whole string) and `$1`...`$9` (shell-split words)."""
+    from aimon_core.skill import split_arguments
+
+    words = split_arguments(args)
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key == "ARGUMENTS":
+            return args
+        index = int(key) - 1
+        return words[index] if index < len(words) else ""
+
+    filled = _ARGUMENT.sub(fill, body)
+    if args.strip() and not _ARGUMENT.search(body):
+        filled = f"{filled.rstrip()}\n\nARGUMENTS: {args}"  # as Claude Code does
+    return filled
+
+
+@dataclass(frozen=True, slots=True)
+class _Gate:
+    """The permission policy and the Bash tool it judges `!` commands as."""
+
+    policy: PermissionPolicy
+    bash: Tool
+
+
+async def expand(command: CustomCommand, args: str, project_root: Path,
+                 gate: _Gate | None) -> tuple[str, list[str]]:
+    """Return the prompt of `/name args` and notes for the user (commands not run...)."""
+    notes: list[str] = []
+    text = fill_arguments(command.body, args)
+    outputs = [await _bang(found.group(1), project_root, gate, notes)
+               for found in _BANG.finditer(text)]
+    pieces = iter(outputs)
+    text = _BANG.sub(lambda _: next(pieces), text)
+    return _attach_files(text, project_root, notes), notes
+
+
+async def _bang(shell_command: str, project_root: Path, gate: _Gate | None,
+                notes: list[str]) -> str:
+    refusal = _refusal(shell_command, project_root, gate)
+    if refusal is not None:
+        notes.append(f"not run: !`{shell_command}` ({refusal})")
+        return f"(the command `{shell_command}` was not run: {refusal})"
+    from aimon_core.shell import cap_text, model_env
+
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/bash", "-c", shell_command, cwd=project_root,
+            env=model_env(os.environ), stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True)
+    except OSError as exc:
+        return f"(the command `{shell_command}` could not start: {exc})"
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), _BANG_TIMEOUT)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return f"(the command `{shell_command}` timed out after {_BANG_TIMEOUT:g} s)"
+    return cap_text(out.decode("utf-8", "replace").rstrip("\n"), _OUTPUT_LIMIT)
+
+
+def _refusal(shell_command: str, project_root: Path, gate: _Gate | None) -> str | None:
+    """Return why a `!` command may not run, or None when the policy allows it."""
+    if gate is None:
+        return "no permission policy and Bash tool to check it against"
+    from aimon_core.permission import Verdict
+
+    decision = gate.policy.decide(gate.bash, {"command": shell_command}, cwd=project_root)
+    if decision.verdict is Verdict.ALLOW:
+        return None
+    return (f"the permission rules {'deny' if decision.verdict is Verdict.DENY else 'ask'} "
+            f"for it; allow it with a Bash rule in trusted settings")
+
+
+def _attach_files(text: str, project_root: Path, notes: list[str]) -> str:
+    """Append the content of each `@path` that names a file inside the project."""
+    attached: list[str] = []
+    root = project_root.resolve()
+    for raw in dict.fromkeys(found.group(1).rstrip(".") for found in _AT_FILE.finditer(text)):
+        path = (root / raw).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            continue
+        try:
+            data = path.read_bytes()[: _FILE_LIMIT + 1]
+        except OSError as exc:
+            notes.append(f"@{raw}: cannot read: {exc.strerror or exc}")
+            continue
+        if b"\0" in data or len(data) > _FILE_LIMIT:
+            notes.append(f"@{raw}: not attached (binary, or larger than 256 KB)")
+            continue
+        attached.append(f"Contents of {raw}:\n```\n{data.decode('utf-8', 'replace')}\n```")
+    return text if not attached else "\n\n".join((text.rstrip(), *attached))
+
+
+def custom_commands(project_root: Path, taken: Iterable[str], *, claude_user: Path
+                    ) -> tuple[tuple[SlashCommand, ...], tuple[str, ...]]:
+    """Return the slash commands of every commands folder and notes on the ones skipped.
+
+    Names in `taken` (system and skill commands) win; a file naming one is reported.
+    """
+    roots = command_roots(project_root, claude_user)
+    commands, failures = load_custom_commands(roots)
+    busy = set(taken)
+    notes = [f"{failure.path}: command skipped: {failure.reason}" for failure in failures]
+    result: list[SlashCommand] = []
+    for command in commands:
+        if command.name in busy:
+            notes.append(f"{command.path}: /{command.name} is already a command; skipped")
+            continue
+        origin = next((f"command {root.parent.name}" for root in roots
+                       if command.path.is_relative_to(root)), "command")
+        result.append(slash_command(command, project_root, origin))
+    return tuple(result), tuple(notes)

@@ -1,0 +1,77 @@
+"""The OpenAI request body aimon encodes itself: `request_params`, each message encoded once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from aimon_core.llm import (
+    ImageBlock,
+    LLMRequest,
+    Message,
+    ModelSettings,
+    OpenAIClient,
+    TextBlock,
+    ToolDefinition,
+    ToolResultBlock,
+    ToolUseBlock,
+    collect,
+    model_info,
+)
+from aimon_core.llm._openai import _BodyEncoder, request_params
+from aimon_core.testing import LoopbackModelServer, Reply
+
+MODEL = "gpt-5.4"
+TOOLS = (ToolDefinition(name="Read", description="Read a file.",
+                        input_schema={"type": "object", "properties": {"p": {"type": "string"}}}),)
+PIXEL = "iVBORw0KGgo="
+
+
+def expected(request: LLMRequest) -> dict[str, Any]:
+    return dict(json.loads(json.dumps(request_params(request, model_info(MODEL, "openai")))))
+
+
+def turn(i: int) -> tuple[Message, Message]:
+    call = Message(role="assistant", content=(
+        TextBlock(text=f"step {i} ü"), ToolUseBlock(id=f"t{i}", name="Read", input={"p": f"/{i}"})))
+    content: tuple[TextBlock | ImageBlock, ...] = (TextBlock(text=f"body {i}"),)
+    if i % 4 == 1:
+        content = (*content, ImageBlock(media_type="image/png", data=PIXEL))
+    result = Message(role="user", content=(
+        ToolResultBlock(tool_use_id=f"t{i}", content=content, is_error=i % 3 == 0),
+        TextBlock(text="note")))
+    return call, result
+
+
+def test_the_body_is_request_params_as_the_conversation_grows() -> None:
+    encoder = _BodyEncoder()
+    messages: tuple[Message, ...] = (Message.user("fix it"),)
+    for i in range(10):
+        request = LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS,
+                             settings=ModelSettings(max_tokens=500, temperature=0.2))
+        assert json.loads(encoder.encode(request, model_info(MODEL, "openai"))) \
+            == expected(request), i
+        messages = (*messages, *turn(i))
+    empty = LLMRequest(model=MODEL, system="", messages=())
+    assert json.loads(_BodyEncoder().encode(empty, model_info(MODEL, "openai"))) == expected(empty)
+
+
+def test_the_sdk_sends_the_body_and_the_stream_is_assembled() -> None:
+    request = LLMRequest(model=MODEL, system="s", messages=(Message.user("hi"), *turn(1)),
+                         tools=TOOLS)
+
+    async def scenario(server: LoopbackModelServer) -> Any:
+        client = OpenAIClient(api_key="test-key", base_url=server.openai_base_url)
+        try:
+            return await collect(client.stream(request))
+        finally:
+            await client.aclose()
+
+    with LoopbackModelServer([Reply(text="Hello.")]) as server:
+        response = asyncio.run(scenario(server))
+    recorded = server.requests[0]
+    assert dict(recorded.body) == expected(request)
+    assert recorded.headers["authorization"] == "Bearer test-key"
+    assert recorded.headers["content-type"] == "application/json"
+    assert response.text == "Hello."
