@@ -111,7 +111,7 @@ def bench_executor_overhead(iterations: int) -> float:
         Environment,
         ExecutionBudget,
         ExecutionRequest,
-        Executor,
+        OrcaExecutor,
         parse_agent,
     )
     from aimon_core.filesystem import LocalFileSystem
@@ -140,9 +140,9 @@ def bench_executor_overhead(iterations: int) -> float:
     # Warm up imports and the schema validator cache outside the measurement.
     warm = AgentRuntime(agent=agent, client=script(reply("", ("Noop", {"n": 0})), reply("x")),
                         model="bench", tools=ToolRegistry([tool]))
-    asyncio.run(Executor().execute(warm, request))
+    asyncio.run(OrcaExecutor().execute(warm, request))
     started = time.perf_counter()
-    result = asyncio.run(Executor().execute(runtime, request))
+    result = asyncio.run(OrcaExecutor().execute(runtime, request))
     elapsed = time.perf_counter() - started
     assert result.iterations == iterations + 1, result
     return elapsed * 1000 / result.iterations

@@ -39,7 +39,7 @@ from aimon_core.agent._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from aimon_core.agent._executor import Compactor, ExecutionRequest, Executor
+from aimon_core.agent._executor import Compactor, ExecutionRequest, OrcaExecutor
 from aimon_core.agent._prompt import (
     Environment,
     ProjectInstructions,
@@ -94,13 +94,13 @@ __all__ = [
     "ExecutionRequest",
     "ExecutionResult",
     "ExecutionStarted",
-    "Executor",
     "GateCall",
     "GateVerdict",
     "IterationStarted",
     "ModelRetrying",
     "ModelStreamRestarted",
     "Notice",
+    "OrcaExecutor",
     "ProjectInstructions",
     "StopCause",
     "ToolCallFinished",

@@ -1,4 +1,7 @@
-"""The executor: the ReAct loop of one execution (model call → tool calls → again)."""
+"""The Orca executor: the ReAct loop of one execution (model call → tool calls → again).
+
+The name is the seeds' (the Java design this descends from), so a reader of DESIGN.md finds it.
+"""
 
 from __future__ import annotations
 
@@ -141,7 +144,7 @@ class _Run:
         self.request.on_event(event)
 
 
-class Executor:
+class OrcaExecutor:
     """Runs executions of an agent: model call, tool calls, repeat until an answer or a limit."""
 
     async def execute(self, runtime: AgentRuntime, request: ExecutionRequest) -> ExecutionResult:

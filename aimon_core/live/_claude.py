@@ -21,7 +21,7 @@ from typing import Any
 
 from aimon_core import __version__
 from aimon_core.agent import AgentRuntime, AssistantMessageCompleted, Notice
-from aimon_core.hook import HookDispatcher, HookEvent, HookResult
+from aimon_core.hook import HookDispatcher, HookEvent, HookResult, feedback_reminder
 from aimon_core.llm import (
     ContentBlock,
     ImageBlock,
@@ -177,13 +177,13 @@ class ClaudeSide:
             `CLAUDE_ENV_FILE`); None when the shell keeps no such mapping.
     """
 
-    def __init__(self, *, hooks: HookDispatcher, folder: Path,
+    def __init__(self, *, hooks: HookDispatcher, folder: Path, model: str,
                  transcript: ClaudeTranscript | None, publish: Callable[[Any], None],
                  shell_env: dict[str, str] | None) -> None:
         self.hooks = hooks
         self.folder = folder
         self.transcript = transcript
-        self.model = transcript.model if transcript is not None else None
+        self.model = model
         self.idle_after = IDLE_NOTICE_SECONDS
         self._publish = publish
         self._shell_env = shell_env
@@ -221,19 +221,30 @@ class ClaudeSide:
             notice=lambda text, level: publish(Notice(text=text, level=level)))
         transcript = None if path is None else ClaudeTranscript(
             path=path, session_id=record.id, cwd=context.cwd, model=runtime.model)
-        side = cls(hooks=hooks, folder=folder, transcript=transcript, publish=publish,
-                   shell_env=shell_env_of(context.shell))
+        side = cls(hooks=hooks, folder=folder, model=runtime.model, transcript=transcript,
+                   publish=publish, shell_env=shell_env_of(context.shell))
         side.backfill(record.transcript.messages)
         return side
 
     async def session_hook(self, event: HookEvent, *, source: str | None,
-                           reason: str | None) -> HookResult | None:
-        """Fire SessionStart (with `model` and `CLAUDE_ENV_FILE`) or SessionEnd; None if no
-        hook runs."""
+                           reason: str | None) -> str:
+        """Fire SessionStart (with `model` and `CLAUDE_ENV_FILE`) or SessionEnd.
+
+        Their errors and messages are published as warnings; return the context they add
+        for the model, as a reminder ("" for none).
+        """
         if not self.hooks.active(event, source or reason):
-            return None
-        if event is not HookEvent.ON_SESSION_START:
-            return await self.hooks.fire(event, source=source, reason=reason)
+            return ""
+        if event is HookEvent.ON_SESSION_START:
+            result = await self._session_start(source or "startup")
+        else:
+            result = await self.hooks.fire(event, source=source, reason=reason)
+        for note in (*result.errors, result.system_message):
+            if note:
+                self._publish(Notice(text=note, level="warning"))
+        return feedback_reminder(result.additional_context)
+
+    async def _session_start(self, source: str) -> HookResult:
         env_file = self.folder / _ENV_FILE
         with contextlib.suppress(OSError):
             env_file.parent.mkdir(parents=True, exist_ok=True)

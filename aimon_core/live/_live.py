@@ -33,8 +33,8 @@ from aimon_core.agent import (
     ExecutionFinished,
     ExecutionRequest,
     ExecutionResult,
-    Executor,
     Notice,
+    OrcaExecutor,
     StopCause,
     gather_environment,
     repair_tool_pairs,
@@ -42,7 +42,7 @@ from aimon_core.agent import (
 from aimon_core.checkpoint import SessionCheckpoints, checkpointed, checkpoints_for
 from aimon_core.command import CommandHost, CommandOutcome, CommandRegistry, parse_slash
 from aimon_core.compact import CompactionSettings, SessionCompactor
-from aimon_core.hook import HookEvent, feedback_reminder
+from aimon_core.hook import HookEvent
 from aimon_core.live._claude import ClaudeSide
 from aimon_core.live._compaction import context_size, session_folder, with_cost, with_extra_root
 from aimon_core.live._history import stored_part, turn_history
@@ -158,7 +158,7 @@ class LiveSession:
         claimed: ClaimedSession,
         tool_context: ToolContext,
         environment: Environment,
-        executor: Executor | None = None,
+        executor: OrcaExecutor | None = None,
         commands: CommandRegistry | None = None,
         compaction: CompactionSettings | None = None,
     ) -> None:
@@ -176,7 +176,7 @@ class LiveSession:
         self._context = replace(tool_context, session_id=claimed.record.id)
         self._context.state.restore(claimed.record.reads)  # (R) Edit after resume
         self._environment = environment
-        self._executor = executor or Executor()
+        self._executor = executor or OrcaExecutor()
         self._lock = asyncio.Lock()
         self._subscribers: list[Callable[[LiveSessionEvent], None]] = []
         # Warnings of opening (a SessionStart hook that failed), from before anyone could
@@ -405,8 +405,7 @@ class LiveSession:
     async def close(self, *, reason: str = "other") -> None:
         """Stop any running turn, kill background shells and release the lease.
 
-        `reason` is what SessionEnd hooks are told, from Claude Code's list: "clear",
-        "logout", "prompt_input_exit" (the user left the prompt) or "other".
+        `reason` is for SessionEnd hooks: "clear", "logout", "prompt_input_exit" or "other".
         """
         if self._closed:
             return
@@ -428,14 +427,9 @@ class LiveSession:
     async def _session_hook(self, event: HookEvent, *, source: str | None = None,
                             reason: str | None = None) -> None:
         """Run SessionStart / SessionEnd hooks; SessionStart context joins the next prompt."""
-        result = await self.claude.session_hook(event, source=source, reason=reason)
-        if result is None:
-            return
-        for note in (*result.errors, result.system_message):
-            if note:
-                self._publish(Notice(text=note, level="warning"))
-        if result.additional_context:
-            self._pending_context.append(feedback_reminder(result.additional_context))
+        context = await self.claude.session_hook(event, source=source, reason=reason)
+        if context:
+            self._pending_context.append(context)
 
     @property
     def transcript_path(self) -> str | None:

@@ -28,11 +28,11 @@ from aimon_core.agent import (
     ExecutionBudget,
     ExecutionRequest,
     ExecutionResult,
-    Executor,
     GateCall,
     GateVerdict,
     ModelRetrying,
     Notice,
+    OrcaExecutor,
     ToolCallStarted,
     ToolGate,
 )
@@ -174,7 +174,7 @@ async def run_fork(assembly: AgentAssembly, request: ForkRequest, parent: ForkPa
     budget = ExecutionBudget(
         max_iterations=request.max_iterations or request.agent.max_iterations or 100)
     context = replace(parent.tool_context, session_id="", state=ToolState())
-    result = await Executor().execute(runtime, ExecutionRequest(
+    result = await OrcaExecutor().execute(runtime, ExecutionRequest(
         prompt=Message.user(request.goal), tool_context=context, budget=budget, hooks=hooks,
         ask=parent.ask, on_event=_relay(name, parent.emit), execution_id=execution_id))
     if parent.hooks is not None:

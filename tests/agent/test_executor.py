@@ -18,8 +18,8 @@ from aimon_core.agent import (
     ExecutionFinished,
     ExecutionRequest,
     ExecutionResult,
-    Executor,
     GateVerdict,
+    OrcaExecutor,
     StopCause,
     ToolCallFinished,
     ToolCallStarted,
@@ -85,7 +85,7 @@ def run(runtime: AgentRuntime, context: ToolContext, prompt: str = "go",
     request = ExecutionRequest(prompt=Message.user(prompt), tool_context=context,
                                environment=ENV, on_event=events.append,
                                on_message=committed.append, **kw)
-    result = asyncio.run(Executor().execute(runtime, request))
+    result = asyncio.run(OrcaExecutor().execute(runtime, request))
     return result, events, committed
 
 
@@ -258,7 +258,7 @@ def test_interrupt_during_tool_answers_every_call(context: ToolContext) -> None:
         request = ExecutionRequest(prompt=Message.user("go"), tool_context=context,
                                    environment=ENV, on_message=committed.append,
                                    on_event=events.append)
-        task = asyncio.create_task(Executor().execute(runtime, request))
+        task = asyncio.create_task(OrcaExecutor().execute(runtime, request))
         await asyncio.wait_for(started.wait(), 5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -301,7 +301,7 @@ def test_interrupt_mid_stream_keeps_partial_text(context: ToolContext) -> None:
     async def main() -> None:
         request = ExecutionRequest(prompt=Message.user("go"), tool_context=context,
                                    environment=ENV, on_message=committed.append)
-        task = asyncio.create_task(Executor().execute(make_runtime(client), request))
+        task = asyncio.create_task(OrcaExecutor().execute(make_runtime(client), request))
         await asyncio.wait_for(client.streaming.wait(), 5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -14,7 +14,7 @@ from aimon_core.agent import (
     Environment,
     ExecutionRequest,
     ExecutionResult,
-    Executor,
+    OrcaExecutor,
     StopCause,
     allow_all,
     parse_agent,
@@ -83,7 +83,7 @@ def run(client: ScriptedLLMClient, compactor: Squash, context: ToolContext
     events: list[AgentEvent] = []
     request = ExecutionRequest(prompt=Message.user("go"), tool_context=context,
                                environment=ENV, on_event=events.append, compactor=compactor)
-    return asyncio.run(Executor().execute(runtime, request)), events
+    return asyncio.run(OrcaExecutor().execute(runtime, request)), events
 
 
 def test_a_compaction_replaces_the_transcript_between_iterations(context: ToolContext) -> None:

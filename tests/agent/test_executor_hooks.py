@@ -13,8 +13,8 @@ from aimon_core.agent import (
     Environment,
     ExecutionRequest,
     ExecutionResult,
-    Executor,
     Notice,
+    OrcaExecutor,
     StopCause,
     parse_agent,
 )
@@ -54,7 +54,7 @@ def run_with(tmp_path: Path, client: ScriptedLLMClient, specs: list[CommandHookS
     request = ExecutionRequest(prompt=Message.user("please"), tool_context=context,
                                environment=ENV, on_event=events.append,
                                on_message=committed.append, hooks=hooks)
-    return asyncio.run(Executor().execute(runtime, request)), events, committed
+    return asyncio.run(OrcaExecutor().execute(runtime, request)), events, committed
 
 
 def spec(event: HookEvent, command: str, matcher: str | None = None) -> CommandHookSpec:

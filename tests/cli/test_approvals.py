@@ -27,7 +27,6 @@ from aimon_cli._approval import (
     choose,
     question_lines,
 )
-from aimon_core.tools import proposed_change
 from aimon_cli.render import approval_lines, resolved_line
 from aimon_cli.repl import ReplOptions, ReplSession
 from aimon_core.agent import Environment, parse_agent
@@ -42,6 +41,7 @@ from aimon_core.permission import (
 )
 from aimon_core.runtime import AgentAssembly, RuntimeFlags, RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
+from aimon_core.tools import proposed_change
 
 AGENT = parse_agent("---\nname: tester\n---\nTest agent.\n")
 ENV = Environment(cwd=Path("/p"), platform="test", date="2026-01-01")

@@ -21,7 +21,7 @@ from aimon_core.agent import (
     AgentRuntime,
     Environment,
     ExecutionRequest,
-    Executor,
+    OrcaExecutor,
     allow_all,
     parse_agent,
 )
@@ -74,7 +74,7 @@ def write_turn(records: FileSessionRecordStore, lease: SessionLease, session_id:
         on_tool_started=lambda use: records.mark_tool_started(
             session_id, [use.id], lease=lease, sync=True),
     )
-    asyncio.run(Executor().execute(runtime, request))
+    asyncio.run(OrcaExecutor().execute(runtime, request))
 
 
 def main(mode: str, base_dir: str, session_id: str, holder: str) -> int:

@@ -13,7 +13,7 @@ from aimon_core.agent import (
     Environment,
     ExecutionBudget,
     ExecutionRequest,
-    Executor,
+    OrcaExecutor,
     parse_agent,
 )
 from aimon_core.filesystem import LocalFileSystem
@@ -72,7 +72,7 @@ def test_each_call_is_checked_once_through_the_executor(tmp_path: Path) -> None:
     request = ExecutionRequest(prompt=Message.user("go"), tool_context=_context(tmp_path),
                                environment=Environment(cwd=tmp_path, platform="t", date="d"),
                                budget=ExecutionBudget(max_iterations=10))
-    result, calls = _count_checks(lambda: asyncio.run(Executor().execute(runtime, request)))
+    result, calls = _count_checks(lambda: asyncio.run(OrcaExecutor().execute(runtime, request)))
     assert result.tool_calls == 3
     assert calls == 3
     assert all(f"n={n}" in str(result.new_messages) for n in (1, 2, 3))
@@ -85,7 +85,7 @@ def test_a_bad_input_is_refused_once(tmp_path: Path) -> None:
     request = ExecutionRequest(prompt=Message.user("go"), tool_context=_context(tmp_path),
                                environment=Environment(cwd=tmp_path, platform="t", date="d"),
                                budget=ExecutionBudget(max_iterations=10))
-    result, calls = _count_checks(lambda: asyncio.run(Executor().execute(runtime, request)))
+    result, calls = _count_checks(lambda: asyncio.run(OrcaExecutor().execute(runtime, request)))
     assert calls == 1
     assert "Invalid input for Echo" in str(result.new_messages)
 
