@@ -1,9 +1,7 @@
 """LiveSession: runs turns for one session, with one event stream and slash commands."""
 
-from aimon_core.live._host import SessionCommandHost
-from aimon_core.live._live import (
+from aimon_core.live._events import (
     CommandRan,
-    LiveSession,
     LiveSessionClosedError,
     LiveSessionEvent,
     LiveSessionStatus,
@@ -13,6 +11,8 @@ from aimon_core.live._live import (
     TurnQueued,
     TurnStarted,
 )
+from aimon_core.live._host import SessionCommandHost
+from aimon_core.live._live import LiveSession
 
 __all__ = [
     "CommandRan",

@@ -11,22 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import itertools
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import NewType
 
 from aimon_core.agent import (
     AgentEvent,
     AgentRuntime,
     ApprovalAnswer,
     ApprovalRequest,
-    ApprovalRequested,
-    ApprovalWithdrawn,
     Compacted,
     Environment,
     ExecutionBudget,
@@ -35,113 +31,38 @@ from aimon_core.agent import (
     ExecutionResult,
     Notice,
     OrcaExecutor,
-    StopCause,
     gather_environment,
     repair_tool_pairs,
 )
 from aimon_core.checkpoint import SessionCheckpoints, checkpointed, checkpoints_for
-from aimon_core.command import CommandHost, CommandOutcome, CommandRegistry, parse_slash
+from aimon_core.command import CommandHost, CommandRegistry, parse_slash
 from aimon_core.compact import CompactionSettings, SessionCompactor
 from aimon_core.hook import HookEvent
 from aimon_core.live._claude import ClaudeSide
 from aimon_core.live._compaction import context_size, session_folder, with_cost, with_extra_root
+from aimon_core.live._events import (
+    CommandRan,
+    LiveSessionClosedError,
+    LiveSessionEvent,
+    LiveSessionStatus,
+    SubmitOutcome,
+    TurnFinished,
+    TurnId,
+    TurnQueued,
+    TurnStarted,
+)
 from aimon_core.live._history import stored_part, turn_history
+from aimon_core.live._questions import PendingQuestions
 from aimon_core.llm import Message, TextBlock, ToolUseBlock, Usage
 from aimon_core.session._ids import SessionId
 from aimon_core.session._record import (
     BudgetOverride,
     SessionRecord,
-    SessionTotals,
     SessionTranscript,
     unanswered_tool_ids,
 )
 from aimon_core.session._store import ClaimedSession, SessionStore
 from aimon_core.tools import ToolContext
-
-TurnId = NewType("TurnId", str)
-
-
-class SubmitOutcome(enum.Enum):
-    """What offer_async did with a prompt."""
-
-    EXECUTED = "executed"
-    QUEUED = "queued"
-
-
-class LiveSessionClosedError(RuntimeError):
-    """The LiveSession was closed; open it again to run more turns."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnQueued:
-    """A prompt waits for the running turn to finish."""
-
-    turn_id: TurnId
-    prompt: str
-    position: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnStarted:
-    """A turn began."""
-
-    turn_id: TurnId
-    prompt: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnFinished:
-    """A turn ended (answered, stopped by a limit or an error, or interrupted)."""
-
-    turn_id: TurnId
-    result: ExecutionResult
-    totals: SessionTotals
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CommandRan:
-    """A slash command ran in place of a turn; `prompt` is set when it asks for a turn."""
-
-    turn_id: TurnId
-    text: str
-    outcome: CommandOutcome
-    duration_s: float
-
-    @property
-    def prompt(self) -> str | None:
-        """Return the prompt the command expands to (skill-backed commands), or None."""
-        return self.outcome.prompt
-
-    @property
-    def result(self) -> ExecutionResult:
-        """Return the command's outcome in the shape of a turn's result."""
-        return ExecutionResult(
-            stop=StopCause.COMMAND_FAILED if self.outcome.is_error else StopCause.COMMAND,
-            reason=self.text.strip().split()[0] if self.text.strip() else "/",
-            text=self.outcome.text, new_messages=(), usage=Usage(), cost_usd=0.0,
-            iterations=0, tool_calls=0, duration_s=self.duration_s)
-
-
-LiveSessionEvent = AgentEvent | TurnQueued | TurnStarted | TurnFinished | CommandRan
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LiveSessionStatus:
-    """A snapshot of a LiveSession, for display; changes nothing."""
-
-    session_id: str
-    agent: str
-    model: str
-    running_turn: TurnId | None
-    queued: int
-    message_count: int
-    totals: SessionTotals
-    budget: ExecutionBudget
-    budget_override: BudgetOverride | None
-    pending_approvals: int = 0
-    # The estimated size of the next request and the window it must fit (compaction).
-    context_tokens: int = 0
-    context_window: int = 0
 
 
 class LiveSession:
@@ -179,14 +100,8 @@ class LiveSession:
         self._executor = executor or OrcaExecutor()
         self._lock = asyncio.Lock()
         self._subscribers: list[Callable[[LiveSessionEvent], None]] = []
-        # Warnings of opening (a SessionStart hook that failed), from before anyone could
-        # listen: every subscriber hears them first, so a hook error never goes unseen.
-        self._opening: list[LiveSessionEvent] = []
-        self._is_open = False
-        self._answerers = 0  # subscribers that answer approval questions
-        self._pending: dict[str, tuple[ApprovalRequest, asyncio.Future[ApprovalAnswer]]] = {}
+        self._questions = PendingQuestions(self._publish)
         spill_dir = session_folder(self.transcript_path, self.id)
-        # Hooks get the Claude Code-shaped transcript as transcript_path (see _claude).
         self.claude = ClaudeSide.for_session(runtime, claimed.record, tool_context, spill_dir,
                                              stored=self.transcript_path is not None,
                                              publish=self._publish)
@@ -234,7 +149,6 @@ class LiveSession:
                    environment=env, commands=commands, compaction=compaction)
         await live._session_hook(HookEvent.ON_SESSION_START,
                                  source="startup" if session_id is None else "resume")
-        live._is_open = True
         return live
 
     @property
@@ -279,7 +193,7 @@ class LiveSession:
             running_turn=self._running[0] if self._running else None, queued=self._waiting,
             message_count=len(self._record.transcript.messages), totals=self._record.totals,
             budget=self.budget(), budget_override=self._record.budget_override,
-            pending_approvals=len(self._pending),
+            pending_approvals=len(self._questions.pending()),
             context_tokens=context_size(self._compactor, self._record.transcript.messages,
                                         self.runtime.tools.definitions()),
             context_window=self._compactor.window,
@@ -293,8 +207,8 @@ class LiveSession:
         `answer`); while none does, calls that need approval are refused instead of asked.
         """
         self._subscribers.append(callback)
-        self._answerers += answers
-        for event in self._opening:
+        self._questions.answerers += answers
+        for event in self.claude.opening:  # a SessionStart hook failed before anyone listened
             callback(event)
         done = False
 
@@ -303,7 +217,7 @@ class LiveSession:
             if not done:
                 done = True
                 self._subscribers.remove(callback)
-                self._answerers -= answers
+                self._questions.answerers -= answers
 
         return unsubscribe
 
@@ -358,15 +272,11 @@ class LiveSession:
 
     def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
         """Return the approval questions waiting for an answer, oldest first."""
-        return tuple(request for request, future in self._pending.values() if not future.done())
+        return self._questions.pending()
 
     def answer(self, request_id: str, answer: ApprovalAnswer) -> bool:
         """Answer a waiting approval question; False if none with that id waits."""
-        waiting = self._pending.get(request_id)
-        if waiting is None or waiting[1].done():
-            return False
-        waiting[1].set_result(answer)
-        return True
+        return self._questions.answer(request_id, answer)
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
         """Ask this session's answerer about work done for it (a fork); None: nobody can."""
@@ -378,19 +288,8 @@ class LiveSession:
 
     async def _ask(self, request: ApprovalRequest) -> ApprovalAnswer | None:
         """Put `request` on the event stream and wait for an answer; None if nobody answers."""
-        if self._answerers <= 0:
-            return None
-        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
-        self._pending[request.id] = (request, future)
-        try:
-            self._publish(ApprovalRequested(request=request))
-            self.claude.approval_requested(request.tool_name)
-            return await future
-        finally:
-            self._pending.pop(request.id, None)
-            if not future.done() or future.cancelled():  # not answered: the turn ended
-                future.cancel()
-                self._publish(ApprovalWithdrawn(request_id=request.id))
+        return await self._questions.ask(
+            request, lambda asked: self.claude.approval_requested(asked.tool_name))
 
     def set_budget_override(self, override: BudgetOverride | None) -> None:
         """Store a budget override on the record (it survives resume)."""
@@ -518,7 +417,7 @@ class LiveSession:
             if finished:
                 self._publish(TurnFinished(turn_id=turn_id, result=finished[-1],
                                            totals=self._record.totals))
-            self.claude.turn_finished(someone_at_prompt=self._answerers > 0)
+            self.claude.turn_finished(someone_at_prompt=self._questions.answerers > 0)
         return result
 
     def _count_turn(self, result: ExecutionResult) -> None:
@@ -602,7 +501,5 @@ class LiveSession:
         )
 
     def _publish(self, event: LiveSessionEvent) -> None:
-        if not self._is_open and isinstance(event, Notice) and event.level == "warning":
-            self._opening.append(event)
         for callback in list(self._subscribers):
             callback(event)
