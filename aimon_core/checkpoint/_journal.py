@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from aimon_core._atomic import write_atomic
+from aimon_core._atomic import private_dir, write_atomic
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,7 +96,7 @@ class CheckpointJournal:
 
     def write(self, entries: Iterable[JournalEntry]) -> None:
         """Write a whole journal (a forked session's copy), atomically."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         lines = []
         for entry in entries:
             match entry:
@@ -120,7 +120,7 @@ class CheckpointJournal:
         return True
 
     def _append(self, obj: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         data = (json.dumps(obj, ensure_ascii=True) + "\n").encode("ascii")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         try:

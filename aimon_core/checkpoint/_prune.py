@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aimon_core._atomic import private_dir
 from aimon_core.checkpoint._journal import Checkpoint, CheckpointJournal, Restored
 from aimon_core.checkpoint._session import SessionCheckpoints
 from aimon_core.checkpoint._tree import CheckpointStore, TreeRules
@@ -124,8 +125,8 @@ def prune_when_due(folder: Path, limits: CheckpointLimits, session_id: str) -> P
     with contextlib.suppress(FileNotFoundError):
         if time.time() - stamp.stat().st_mtime < _DAY:
             return PruneReport()
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp.touch()
+    private_dir(folder)
+    stamp.touch(mode=0o600)
     return prune_project(folder, limits, keep=frozenset({session_id}))
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_IFREG, S_ISDIR, S_ISLNK
 
-from aimon_core._atomic import temp_path
+from aimon_core._atomic import private_dir, temp_path
 
 # Folders and files that are build output or caches: never snapshotted, never restored.
 DEFAULT_EXCLUDES = (
@@ -98,7 +98,9 @@ def _write_quietly(path: Path, data: bytes) -> None:
     """Replace `path` whole, without fsync: a cache lost in a crash is only read again."""
     temp = temp_path(path)
     try:
-        temp.write_bytes(data)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
         temp.replace(path)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -153,7 +155,7 @@ class CheckpointStore:
             self._memo.clear()
         walk = _Walk(rules=self.rules, excludes=self._excludes, start_ns=time.time_ns(),
                      old_cache=self._cache, skip_paths=self._skip_under(root))
-        self._objects.mkdir(parents=True, exist_ok=True)
+        private_dir(self._objects)  # snapshots hold the project's files: 0700 folders
         tree = self._walk(root, "", walk)
         self._cache, self._memo = walk.cache, walk.memo
         if walk.dirty:  # new entries only: a stale entry on disk never matches a stat again
@@ -246,10 +248,12 @@ class CheckpointStore:
             return digest
         target = self._object_path(digest)
         if not target.exists():
-            target.parent.mkdir(exist_ok=True)
+            private_dir(target.parent)
             temp = temp_path(target)
             try:
-                temp.write_bytes(zlib.compress(data, 1))
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(zlib.compress(data, 1))
                 temp.replace(target)
             finally:
                 with contextlib.suppress(FileNotFoundError):

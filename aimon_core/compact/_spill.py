@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import re
-import tempfile
 from pathlib import Path
 
+from aimon_core._atomic import private_dir, write_atomic
 from aimon_core.compact._estimate import CHARS_PER_TOKEN, text_tokens
 from aimon_core.compact._fallback import head_tail
 from aimon_core.compact._policy import CompactionSettings
@@ -80,14 +79,5 @@ def _with_text(block: ToolResultBlock, text: str) -> ToolResultBlock:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(temporary).replace(path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    private_dir(path.parent)  # saved results are the session's: a 0700 folder, 0600 files
+    write_atomic(path, text.encode("utf-8", errors="surrogateescape"))

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core import __version__
+from aimon_core._atomic import private_dir
 from aimon_core.agent import AgentRuntime, AssistantMessageCompleted, Notice
 from aimon_core.hook import HookDispatcher, HookEvent, HookResult, feedback_reminder
 from aimon_core.llm import (
@@ -105,8 +107,9 @@ class ClaudeTranscript:
             usage = self._usage[1]
         line = self.line(message, usage)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as file:
+            private_dir(self.path.parent)  # beside the session: as private as it
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "a", encoding="utf-8") as file:
                 file.write(json.dumps(line, ensure_ascii=False) + "\n")
         except OSError as exc:
             log.warning("cannot write the Claude Code transcript %s: %s", self.path, exc)
@@ -114,8 +117,10 @@ class ClaudeTranscript:
         self._parent = line["uuid"]
 
     def backfill(self, messages: tuple[Message, ...]) -> None:
-        """Write a resumed session's earlier messages when its file does not exist yet."""
-        if self.path.exists() or not messages:
+        """Continue a resumed session's file (its last uuid is the next parent), or write its
+        earlier messages when it has no file yet."""
+        if self.path.exists():
+            self._parent = _last_uuid(self.path)
             return
         for message in messages:
             self.append(message, usage=Usage())
@@ -137,6 +142,21 @@ class ClaudeTranscript:
             line["requestId"] = f"req_{uuid.uuid4().hex}"
         line["message"] = body
         return line
+
+
+def _last_uuid(path: Path) -> str | None:
+    """Return the uuid of the last whole line of a transcript (None if unreadable)."""
+    try:
+        with path.open("rb") as file:
+            file.seek(max(0, file.seek(0, os.SEEK_END) - 256 * 1024))
+            tail = file.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in reversed(tail.splitlines()):
+        with contextlib.suppress(ValueError):
+            value = json.loads(line).get("uuid")
+            return value if isinstance(value, str) else None
+    return None
 
 
 async def sourced_env(path: Path, cwd: Path) -> dict[str, str]:
@@ -189,6 +209,7 @@ class ClaudeSide:
         self._shell_env = shell_env
         self._tasks: set[asyncio.Task[None]] = set()
         self._idle: asyncio.Task[None] | None = None
+        self.opening: list[Notice] = []
 
     def on_event(self, event: object) -> None:
         """Note the usage of each model response for its transcript line."""
@@ -241,7 +262,12 @@ class ClaudeSide:
             result = await self.hooks.fire(event, source=source, reason=reason)
         for note in (*result.errors, result.system_message):
             if note:
-                self._publish(Notice(text=note, level="warning"))
+                warning = Notice(text=note, level="warning")
+                if event is HookEvent.ON_SESSION_START:
+                    # Fired while the session opens, before anyone could listen: every
+                    # subscriber hears these first, so a hook error never goes unseen.
+                    self.opening.append(warning)
+                self._publish(warning)
         return feedback_reminder(result.additional_context)
 
     async def _session_start(self, source: str) -> HookResult:
