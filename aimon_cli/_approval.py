@@ -31,12 +31,11 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 from prompt_toolkit.styles import Style
 
-from aimon_core.tools._preview import ProposedChange
-
 if TYPE_CHECKING:
     from aimon_core.config import TrustRequest
     from aimon_core.live import LiveSession
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest
+    from aimon_core.tools._preview import ProposedChange
 
 GUARD_SECONDS = 0.5
 # How long a lone Esc waits for the rest of an escape sequence (prompt-toolkit's 0.5 s made

@@ -405,6 +405,7 @@ class ReplSession:
         if old is not None:
             await self._detach(old)
         self._attach(live, replay=session_id is not None)
+        self._start_mcp()  # another agent's runtime (/resume) has its own servers
         return live
 
     async def _current_or_none(self) -> LiveSession | None:

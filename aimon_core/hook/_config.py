@@ -296,12 +296,24 @@ def _parse_entry(
                               "shell command to run")
     if not command.strip():
         raise HookConfigError(source, f"{key}.command", "the command is empty")
+    run_async, status, condition = entry.get("async", False), entry.get("statusMessage"), \
+        entry.get("if")
+    if not isinstance(run_async, bool):
+        raise HookConfigError(source, f"{key}.async", f"expected true or false, got "
+                              f"{_kind(run_async)}")
+    for name, value in (("statusMessage", status), ("if", condition)):
+        if value is not None and not isinstance(value, str):
+            raise HookConfigError(source, f"{key}.{name}", f"expected a string, got "
+                                  f"{_kind(value)}")
     return CommandHookSpec(
         event=event,
         matcher=matcher,
         command=command,
         timeout=_parse_timeout(entry.get("timeout"), source, f"{key}.timeout"),
         source=source,
+        run_async=run_async,
+        status_message=status,
+        condition=condition,
     )
 
 

@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,6 +88,8 @@ class LiveSession:
         self.commands = commands
         # What the commands may do (switch sessions, list...); None: what this session can.
         self.command_host: CommandHost | None = None
+        # Rewrite a prompt before its turn (MCP: `@server:uri` attaches the resource).
+        self.prompt_expanders: list[Callable[[str], Awaitable[str]]] = []
         self._store = store
         self._claimed = claimed
         self._record = claimed.record
@@ -363,6 +365,8 @@ class LiveSession:
                 if outcome.prompt is None:
                     return outcome.result
                 prompt = outcome.prompt
+            for expand in self.prompt_expanders:
+                prompt = await expand(prompt)
             async with checkpointed(self.checkpoints, prompt, len(self._record.transcript),
                                     lambda text: self._publish(Notice(text=text, level="warning"))):
                 return await self._execute(turn_id, prompt, budget or self.budget())

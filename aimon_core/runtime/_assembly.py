@@ -89,6 +89,8 @@ class AgentAssembly:
         live.command_host = SessionCommandHost(live, live.commands or self._commands(),
                                                policy=self.policy, settings=self.settings)
         live.command_host.mcp_servers = self.mcp
+        if self.mcp is not None:
+            live.prompt_expanders.append(self._attach_mcp_resources)
         policy = self.policy
         policy.session.attach(live.record.approvals, live.set_approvals)
         policy.start_turn()
@@ -154,6 +156,16 @@ class AgentAssembly:
         registries = (self._commands(), *commands)
         bind_extras(self.mcp, self.runtime.tools, lambda: registries)
         self.mcp.start()
+
+    async def _attach_mcp_resources(self, prompt: str) -> str:
+        """Append the resources `@server:uri` mentions name; say which could not be read."""
+        from aimon_core.mcp import attach_resources
+
+        if self.mcp is None or "@" not in prompt:
+            return prompt
+        expanded, problems = await attach_resources(self.mcp, prompt)
+        notes = "".join(f"\n[could not attach {problem}]" for problem in problems)
+        return expanded + notes
 
     async def aclose(self) -> None:
         """Stop the MCP servers and release the model client's connections."""

@@ -126,7 +126,7 @@ def test_results_are_folded_to_a_few_lines() -> None:
                    "  ⎿ line 1\n"
                    "    line 2\n"
                    "    line 3\n"
-                   "    … 7 more lines\n")
+                   "    … 7 more lines (ctrl+o shows all)\n")
     out = screen(*call("Bash", {"command": "true"}, ToolResult.ok("(no output)"), "t2"))
     assert out == "● Bash(true)\n  ⎿ (no output)\n"
     read = ToolResult.ok("…", detail=FileRead(path="/work/proj/calc.py", first_line=1,

@@ -23,7 +23,6 @@ from .conftest import (
     RESUME_HINT,
     TIMEOUT,
     Spawn,
-    editor_live,
     leave,
     stored,
     wait_prompt,
@@ -175,10 +174,13 @@ def test_unknown_commands_get_a_suggestion(spawn: Spawn) -> None:
     leave(child)
 
 
-def test_ctrl_d_and_double_ctrl_c_exit_with_the_resume_hint(spawn: Spawn) -> None:
-    leave(spawn())
+def test_ctrl_d_and_double_ctrl_c_exit_with_the_resume_hint(
+        spawn: Spawn, server: LoopbackModelServer) -> None:
+    assert leave(spawn()) == ""  # nothing was said: no session is stored, no hint
+    server.add(Reply(text="Hi."))
     child = spawn()
-    editor_live(child)
+    child.send("hello\r")
+    child.expect_exact("session ")
     child.sendcontrol("c")
     child.expect_exact("Press Ctrl-C again to exit")
     child.sendcontrol("c")

@@ -179,3 +179,39 @@ def test_claude_code_commands_expand_arguments_files_and_allowed_commands(
     assert "Contents of style.md:\n```\nUse tabs.\n" in prompt
     assert "Branch state: ?? .claude/" in prompt
     assert "(the command `rm -rf build` was not run:" in prompt
+
+
+def test_permission_request_and_stop_hooks_get_every_documented_field(
+        make_project: MakeProject, tmp_path: Path) -> None:
+    from aimon_core.session import FileSessionLeaseStore, FileSessionRecordStore
+
+    root = make_project({"hooks": {
+        "PermissionRequest": [{"hooks": [
+            {"type": "command", "command": 'cat > "$CLAUDE_PROJECT_DIR/permission.json"'}]}],
+        "SessionStart": [{"hooks": [
+            {"type": "command", "command": 'cat > "$CLAUDE_PROJECT_DIR/start.json"'}]}],
+    }})
+    base = tmp_path / "sessions"
+    store = SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+    client = script(reply("", ("Bash", {"command": "touch x"})), reply("done"))
+
+    async def main() -> None:
+        live = await assemble(root, client).open_session(store)
+
+        def answer(event: LiveSessionEvent) -> None:
+            if isinstance(event, ApprovalRequested):
+                live.answer(event.request.id, ApprovalAnswer(allowed=False))
+
+        live.subscribe(answer, answers=True)
+        await live.submit("go")
+        await live.close()
+
+    asyncio.run(main())
+    asked = json.loads((root / "permission.json").read_text())
+    assert asked["hook_event_name"] == "PermissionRequest"
+    assert asked["tool_use_id"].startswith("toolu_")
+    assert asked["transcript_path"].endswith(".claude.jsonl")
+    assert asked["permission_mode"] == "default"
+    started = json.loads((root / "start.json").read_text())
+    assert (started["source"], started["model"]) == ("startup", "scripted")
+    assert started["transcript_path"] == asked["transcript_path"]

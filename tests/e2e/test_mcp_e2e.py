@@ -191,3 +191,48 @@ def test_mcp_command_and_server_prompts_in_print_mode(
     first = server.requests[-1].body["messages"][0]["content"]
     text = first if isinstance(first, str) else "".join(b.get("text", "") for b in first)
     assert "Say hello to Ada." in text
+
+
+def test_a_resource_mention_attaches_the_resource(repo: Path,
+                                                  server: LoopbackModelServer) -> None:
+    configure({"fake": {"command": sys.executable, "args": [FAKE]}})
+    server.add(Reply(text="read it"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url, AIMON_NO_LOCAL_PROBE="1")
+    done = subprocess.run([AIMON, "--model", "claude-sonnet-5-5", "-p",
+                           "summarise @fake:note://hello and @fake:note://gone"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=90,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    first = server.requests[-1].body["messages"][0]["content"]
+    text = first if isinstance(first, str) else "".join(b.get("text", "") for b in first)
+    assert '<resource server="fake" uri="note://hello">\nthe note at note://hello' in text
+    assert "the note at note://gone" in text  # the fake server serves any uri
+
+
+@pytest.mark.skipif(not (NPM_BIN / "mcp-server-everything").exists(),
+                    reason=f"npm MCP servers not installed in {NPM_BIN}")
+def test_streamable_http_server_with_headers(repo: Path, server: LoopbackModelServer) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    everything = subprocess.Popen(
+        [str(NPM_BIN / "mcp-server-everything"), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    try:
+        assert everything.stdout is not None
+        for line in everything.stdout:  # wait for the server to say it listens
+            if "listening" in line.lower():
+                break
+        configure({"ev": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp",
+                          "headers": {"X-Token": "${EV_TOKEN}"}}})
+        server.add(call("mcp__ev__echo", message="over http"), Reply(text="done"))
+        done = aimon(server, repo, "--allowed-tools", "mcp__ev", EV_TOKEN="t")
+        assert done.returncode == 0, done.stderr
+        assert results(server) == ["Echo: over http"]
+    finally:
+        everything.terminate()
+        everything.communicate(timeout=10)

@@ -24,20 +24,20 @@ def server() -> Iterator[LoopbackModelServer]:
         yield srv
 
 
-def mcp_status(child: pexpect.spawn, want: str) -> str:
-    """Run /mcp until the slow server's line shows (the runtime may still be opening)."""
-    for _ in range(60):
+def mcp_status(child: pexpect.spawn, until: str) -> str:
+    """Run /mcp until the slow server's line shows `until` or a later state; return the state.
+
+    The runtime may still be opening (no servers listed yet) right after the first prompt.
+    """
+    order = ["starting", "connected", "failed"]
+    for _ in range(100):
         child.sendline("/mcp")
-        index = child.expect([r"slow  (starting|connected|failed)", "No MCP servers"])
-        if index == 0 and child.match.group(1) == want:
-            return want
-        if index == 0 and want == "connected" and child.match.group(1) == "starting":
-            child.expect_exact("›")
-            continue
-        if index == 0:
-            return child.match.group(1)
+        if child.expect([r"slow  (starting|connected|failed)", "No MCP servers"]) == 0:
+            state = str(child.match.group(1))
+            if order.index(state) >= order.index(until):
+                return state
         child.expect_exact("›")
-    raise AssertionError("the MCP servers never showed in /mcp")
+    raise AssertionError(f"/mcp never showed the slow server {until}")
 
 
 def test_first_prompt_is_drawn_while_a_slow_server_starts(

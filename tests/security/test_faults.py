@@ -55,8 +55,10 @@ DEADLINE = 40.0
 Generous: on a loaded two-core machine aimon alone can take ten seconds to start."""
 
 HOOK_FILES = {
-    "@X@/hook_exit_one.sh": "echo hook-exit-one-said-this >&2\nexit 1\n",
-    "@X@/hook_bad_json.sh": "echo '{\"decision\": \"block\", '\nexit 0\n",
+    "@X@/hook_exit_one.sh": "touch @MARK@/hook_exit_one.ran\necho hook-exit-one-said-this >&2\n"
+                            "exit 1\n",
+    "@X@/hook_bad_json.sh": "touch @MARK@/hook_bad_json.ran\n"
+                            "echo '{\"decision\": \"block\", '\nexit 0\n",
 }
 HOOKS = {"hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [
@@ -181,15 +183,19 @@ def test_both_broken_streams_were_played(outcomes: dict[str, Outcome]) -> None:
 
 
 def test_a_hook_that_exits_1_is_reported_on_stderr(outcomes: dict[str, Outcome]) -> None:
-    err = outcomes[TOOLS.name].stderr
-    assert "hook_exit_one" in err or "hook-exit-one-said-this" in err, err
+    outcome = outcomes[TOOLS.name]
+    assert (outcome.workspace.mark / "hook_exit_one.ran").exists(), "the hook never ran"
+    err = outcome.stderr
+    assert "hook_exit_one" in err or "hook-exit-one-said-this" in err, f"stderr: {err!r}"
 
 
 def test_a_hook_that_prints_invalid_json_is_reported_on_stderr(
     outcomes: dict[str, Outcome]
 ) -> None:
-    err = outcomes[TOOLS.name].stderr
-    assert "hook_bad_json" in err and "json" in err.lower(), err
+    outcome = outcomes[TOOLS.name]
+    assert (outcome.workspace.mark / "hook_bad_json.ran").exists(), "the hook never ran"
+    err = outcome.stderr
+    assert "hook_bad_json" in err and "json" in err.lower(), f"stderr: {err!r}"
 
 
 def fifo_session(outcome: Outcome) -> str:
