@@ -9,7 +9,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -114,6 +114,9 @@ class ExecutionRequest:
     # Called right before a tool runs (after hooks and the permission gate), so that a crash
     # recovery can tell a call that may have run from one that never did.
     on_tool_started: Callable[[ToolUseBlock], None] = _ignore
+    # Awaited before anything of the turn may change the project (the first tool call, or
+    # UserPromptSubmit hooks): the checkpoint of the project taken while the turn starts.
+    before_changes: Awaitable[object] | None = None
     # Measures requests and compacts the transcript between iterations (None: never).
     compactor: Compactor | None = None
 
@@ -174,6 +177,8 @@ class OrcaExecutor:
     async def _start(self, run: _Run) -> ExecutionResult:
         request, runtime = run.request, run.runtime
         assert run.hooks is not None
+        if run.hooks.has_start_hooks() and request.before_changes is not None:
+            await request.before_changes  # a UserPromptSubmit hook may change the project
         try:
             blocked, context = await run.hooks.on_start(request.prompt.text)
         except HookStopError as exc:
@@ -299,6 +304,8 @@ class OrcaExecutor:
         """Run a batch of tool calls, commit their results; return a reason to stop, if any."""
         results: dict[str, ToolResultBlock] = {}
         runnable, stop = self._until_repeat(run, tool_uses)
+        if run.request.before_changes is not None:
+            await run.request.before_changes  # the project's checkpoint comes first
         try:
             for group in _groups(run.runtime, runnable):
                 if len(group) > 1:

@@ -51,6 +51,10 @@ class TurnHooks:
         """Return the dispatcher the hooks fire through (the gate fires its own events too)."""
         return self._dispatcher
 
+    def has_start_hooks(self) -> bool:
+        """Tell whether UserPromptSubmit hooks will run for this turn."""
+        return self._active(HookEvent.ON_START)
+
     def _active(self, event: HookEvent, subject: str | None = None) -> bool:
         return self._dispatcher is not None and self._dispatcher.active(event, subject)
 

@@ -96,16 +96,25 @@ class SessionCheckpoints:
 
     @contextlib.asynccontextmanager
     async def around_turn(self, prompt: str, messages: int, warn: Callable[[str], None]
-                          ) -> AsyncIterator[None]:
-        """Checkpoint before and after the body; a failing checkpoint warns, never stops it."""
-        checkpoint: Checkpoint | None = None
+                          ) -> AsyncIterator[asyncio.Task[Checkpoint | None]]:
+        """Checkpoint before and after the body; a failing checkpoint warns, never stops it.
+
+        The snapshot before the turn runs while the turn starts: the body gets its task and
+        must await it before anything may change the project (the first tool call). The first
+        snapshot of a large project hashes every file, so the model's first answer hides it.
+        """
+        async def before() -> Checkpoint | None:
+            try:
+                return await self.begin(prompt, messages)
+            except (CheckpointError, OSError) as exc:
+                warn(f"No checkpoint for this prompt (/undo cannot take it back): {exc}")
+                return None
+
+        ready = asyncio.get_running_loop().create_task(before())
         try:
-            checkpoint = await self.begin(prompt, messages)
-        except (CheckpointError, OSError) as exc:
-            warn(f"No checkpoint for this prompt (/undo cannot take it back): {exc}")
-        try:
-            yield
+            yield ready
         finally:
+            checkpoint = await asyncio.shield(ready)
             if checkpoint is not None:
                 with contextlib.suppress(CheckpointError, OSError):
                     await asyncio.shield(self.end(checkpoint))
@@ -194,8 +203,12 @@ class SessionCheckpoints:
             return report
 
 
+SnapshotTask = asyncio.Task[Checkpoint | None]
+
+
 def checkpointed(checkpoints: SessionCheckpoints | None, prompt: str, messages: int,
-                 warn: Callable[[str], None]) -> contextlib.AbstractAsyncContextManager[None]:
+                 warn: Callable[[str], None]
+                 ) -> contextlib.AbstractAsyncContextManager[SnapshotTask | None]:
     """Return `checkpoints.around_turn(...)`, or a context that does nothing when None."""
     if checkpoints is None:
         return contextlib.nullcontext()

@@ -368,8 +368,10 @@ class LiveSession:
             for expand in self.prompt_expanders:
                 prompt = await expand(prompt)
             async with checkpointed(self.checkpoints, prompt, len(self._record.transcript),
-                                    lambda text: self._publish(Notice(text=text, level="warning"))):
-                return await self._execute(turn_id, prompt, budget or self.budget())
+                                    lambda text: self._publish(Notice(text=text, level="warning"))
+                                    ) as snapshot:
+                return await self._execute(turn_id, prompt, budget or self.budget(),
+                                           before_changes=snapshot)
         finally:
             self._running = None
             self._lock.release()
@@ -387,8 +389,8 @@ class LiveSession:
         self._publish(ran)
         return ran
 
-    async def _execute(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget
-                       ) -> ExecutionResult:
+    async def _execute(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget, *,
+                       before_changes: Awaitable[object] | None = None) -> ExecutionResult:
         self._publish(TurnStarted(turn_id=turn_id, prompt=prompt))
         self.claude.turn_started()
         finished: list[ExecutionResult] = []
@@ -410,7 +412,7 @@ class LiveSession:
             history=history, budget=budget,
             environment=self._environment, on_event=on_event, on_message=self._persist,
             execution_id=turn_id, on_tool_started=self._mark_started,
-            compactor=self._compactor,
+            compactor=self._compactor, before_changes=before_changes,
         )
         try:
             result = await self._executor.execute(self.runtime, request)
