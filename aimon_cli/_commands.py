@@ -126,7 +126,14 @@ def _target_session(launch: Launch, store: SessionStore) -> str | None:
         if last is None:
             raise _fail("no session to continue in this project; start one with: aimon", 1)
         return str(last.id)
-    return launch.resume
+    if launch.resume is None:
+        return None
+    from aimon_cli._store import resolve_session_id
+
+    try:  # (R) the same short ids as /resume: the end (or start) of an id
+        return resolve_session_id(store, launch.resume, launch.project_root)
+    except ValueError as exc:
+        raise _fail(str(exc), 2) from None
 
 
 async def _open_live(registry: AgentRuntimeRegistry, store: SessionStore,

@@ -10,9 +10,10 @@ from typing import Annotated
 
 import typer
 
-from aimon_cli._store import default_store
+from aimon_cli._store import default_store, resolve_session_id
 from aimon_core.session import (
     SessionError,
+    SessionStore,
     SessionSummary,
     parse_session_id,
 )
@@ -53,6 +54,13 @@ def list_sessions(
         typer.echo(f"{line}  [{item.project_root}]" if all_projects else line)
 
 
+@sessions_app.callback(invoke_without_command=True)
+def _sessions(ctx: typer.Context) -> None:
+    """List, show and delete stored sessions (alone: list this project's)."""
+    if ctx.invoked_subcommand is None:
+        list_sessions(all_projects=False, limit=20)
+
+
 @sessions_app.command("show")
 def show_session(session_id: str) -> None:
     """Print a session's transcript."""
@@ -60,7 +68,7 @@ def show_session(session_id: str) -> None:
 
     store = default_store()
     try:
-        record = store.records.load(parse_session_id(session_id))
+        record = store.records.load(parse_session_id(_full_id(store, session_id)))
     except SessionError as exc:
         sys.stderr.write(f"aimon: {exc}\n")
         raise typer.Exit(1) from None
@@ -73,6 +81,15 @@ def show_session(session_id: str) -> None:
     for message in record.transcript.messages:
         for block in message_json(message)["content"]:
             typer.echo(_block_line(message.role, block))
+
+
+def _full_id(store: SessionStore, text: str) -> str:
+    """Return the id a short id names (as /resume takes it); exit 2 with the near ones."""
+    try:
+        return resolve_session_id(store, text, Path.cwd())
+    except ValueError as exc:
+        sys.stderr.write(f"aimon: {exc}\n")
+        raise typer.Exit(2) from None
 
 
 def _block_line(role: str, block: dict[str, object]) -> str:
@@ -96,7 +113,7 @@ def delete_session(session_id: str) -> None:
     """Delete a stored session (refused while another aimon holds it)."""
     store = default_store()
     try:
-        sid = parse_session_id(session_id)
+        sid = parse_session_id(_full_id(store, session_id))
         record = store.records.load(sid)
         with store.leases.acquire(sid, "aimon sessions delete") as lease:
             store.records.delete(sid, lease=lease)

@@ -64,3 +64,33 @@ def most_recent(store: SessionStore, project_root: Path) -> SessionSummary | Non
     found = store.records.list(str(project_root.resolve()), limit=20)
     # An empty session (older versions stored one at every start) has nothing to continue.
     return next((item for item in found if item.message_count > 0), None)
+
+
+def resolve_session_id(store: SessionStore, text: str, project_root: Path | None) -> str:
+    """Return the session id `text` names: a whole id, or the end or start of one.
+
+    Looks in the project's sessions first, then in every project's. Raises ValueError that
+    says what matched, or the nearest ids, when `text` names no single session.
+    """
+    import difflib
+
+    from aimon_core.session._ids import is_session_id
+
+    text = text.strip()
+    if is_session_id(text):
+        return text
+    scopes = [str(project_root.resolve()), None] if project_root is not None else [None]
+    known: list[str] = []
+    for scope in scopes:
+        ids = [s.id for s in store.records.list(scope, limit=500)]
+        found = [i for i in ids if text and (i.endswith(text) or i.startswith(text))]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise ValueError(f"{text!r} matches {len(found)} sessions ("
+                             + ", ".join(found[:5]) + "): give more of the id")
+        known += ids
+    near = difflib.get_close_matches(text, known, n=3, cutoff=0.3) or \
+        [i for i in known if i[-6:-3] == text[-6:-3]][:3]
+    hint = f"; nearest: {', '.join(near)}" if near else "; list them with: aimon sessions"
+    raise ValueError(f"no session matches {text!r}{hint}")

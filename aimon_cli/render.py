@@ -322,6 +322,16 @@ class Renderer:
         # Called when the live text changes (the REPL redraws it above the prompt at once).
         self.on_change: Callable[[], None] | None = None
         self.last_folded: tuple[str, str] | None = None  # (call, whole text): ctrl+o shows it
+        self.finished_turn: str | None = None  # the last turn whose end was shown
+
+    def note(self, text: str, style: str = "dim") -> None:
+        """Print a line after the text streamed so far (which is printed first)."""
+        self._line(text, style)
+
+    def forget_queued(self) -> None:
+        """Forget the queued prompts (they were dropped)."""
+        self._queued.clear()
+        self.activity.queued = 0
 
     def expand_last(self) -> None:
         """Print the whole text of the last tool result shown folded (ctrl+o)."""
@@ -396,7 +406,8 @@ class Renderer:
             case ExecutionFinished():
                 self._flush()
                 self._close_pending()
-            case TurnFinished(result=result):
+            case TurnFinished(result=result, turn_id=turn_id):
+                self.finished_turn = turn_id
                 self._flush()
                 self._close_pending()
                 if (line := stop_line(result)) is not None:
@@ -508,7 +519,8 @@ class Renderer:
         spoken = [m for m in messages if m.text.strip()]
         shown = spoken[-limit:]
         self.console.print(Text(
-            f"── Resumed session {self.session_id} · {len(messages)} messages ──", style="dim"))
+            f"── Resumed session {self.session_id} · {len(messages)} "
+            f"message{'s' * (len(messages) != 1)} ──", style="dim"))
         for message in shown:
             lines = message.text.strip().splitlines()
             cut = len(lines) > REPLAY_LINES

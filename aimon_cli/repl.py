@@ -36,7 +36,7 @@ from aimon_cli._prompt import (
     prompt_history,
     taking_over,
 )
-from aimon_cli._terminal import PromptWriter, prompt_message
+from aimon_cli._terminal import PromptWriter, prompt_message, tick
 from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
 if TYPE_CHECKING:
@@ -83,8 +83,6 @@ class ReplOptions:
 
 # How long the background start waits for the first prompt to be drawn.
 _FIRST_PAINT_SECONDS = 0.15
-SPINNER_SECONDS = 0.125
-IDLE_SECONDS = 0.5
 
 
 async def run_repl(options: ReplOptions, *, console: Console | None = None) -> int:
@@ -259,7 +257,8 @@ class ReplSession:
         # SIGINT (Ctrl-C while no prompt reads keys) counts as a Ctrl-C key.
         restore = catch_sigint(asyncio.get_running_loop(),
                                functools.partial(self._ctrl_c, had_text=False))
-        ticker = asyncio.get_running_loop().create_task(self._tick())
+        ticker = asyncio.get_running_loop().create_task(tick(
+            self._prompt.app, lambda: self._renderer is not None and self._renderer.activity.busy))
         try:
             if self.options.early is None:
                 self._banner()
@@ -477,7 +476,12 @@ class ReplSession:
 
         @bindings.add("enter")
         def _send(event: KeyPressEvent) -> None:
-            event.current_buffer.validate_and_handle()
+            buffer = event.current_buffer
+            if buffer.document.text_before_cursor.endswith("\\"):  # \ then Enter: a newline
+                buffer.delete_before_cursor(1)
+                buffer.insert_text("\n")
+                return
+            buffer.validate_and_handle()
 
         @bindings.add("escape", "enter")
         def _newline(event: KeyPressEvent) -> None:
@@ -509,10 +513,23 @@ class ReplSession:
         return bindings
 
     def _interrupt(self) -> bool:
-        live = self._live
-        if live is None or not live.interrupt():
+        live, renderer = self._live, self._renderer
+        running = live.status().running_turn if live is not None else None
+        if live is None or running is None or (
+                renderer is not None and renderer.finished_turn == running):
+            return False  # the turn shown has ended (what runs now is its bookkeeping)
+        if not live.interrupt(running):
             return False
-        self._say("Interrupting…", "dim")
+        queued = [t for t in self._turns if not t.done() and t.cancelling() == 0]
+        for task in queued:  # Ctrl-C clears the prompts queued behind the turn too
+            task.cancel()
+        dropped = f" ({len(queued)} queued prompt{'s' * (len(queued) != 1)} dropped)"
+        note = "Interrupting…" + (dropped if queued else "")
+        if renderer is not None:
+            renderer.forget_queued()
+            renderer.note(note, "dim")  # after the partial text, not above it
+        else:
+            self._say(note, "dim")
         return True
 
     def _ctrl_c(self, *, had_text: bool) -> None:
@@ -533,15 +550,6 @@ class ReplSession:
         terminal to report the cursor position, which not every terminal (or pty) does.
         """
         return prompt_message(self._renderer, self.questions.put_off(), get_app_or_none())
-
-    async def _tick(self) -> None:
-        """Redraw the spinner while a turn runs; idle, wake rarely (no CPU at an empty prompt)."""
-        while True:
-            busy = self._renderer is not None and self._renderer.activity.busy
-            await asyncio.sleep(SPINNER_SECONDS if busy else IDLE_SECONDS)
-            app = self._prompt.app
-            if busy and app.is_running and not app.is_done:
-                app.invalidate()
 
     def _live_changed(self) -> None:
         app = self._prompt.app

@@ -1,9 +1,9 @@
 """Folder trust: which project settings are risky, their hash, and the store of trusted folders.
 
-Project settings (``settings.json`` and ``settings.local.json`` under ``.aimon/``) that add
-hooks, widen permissions, or set ``env`` or ``base_url`` take effect only once the user trusts
-the folder. The trust is bound to a hash of exactly those risky parts, so changing them asks
-again; rules that only narrow (deny, ask) always apply.
+Project settings (``settings.json`` and ``settings.local.json`` under ``.aimon/`` and Claude
+Code's ``.claude/``) that add hooks, widen permissions, or set ``env`` or ``base_url`` take effect
+only once the user trusts the folder. The trust is bound to a hash of exactly those risky
+parts, so changing them asks again; rules that only narrow (deny, ask) always apply.
 """
 
 from __future__ import annotations

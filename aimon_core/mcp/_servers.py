@@ -272,8 +272,7 @@ class MCPServers:
         server.up.set()
         if not first:
             self.notify(f"MCP server {server.name} is back ({len(server.tool_names)} tools)")
-        for listener in self._listeners:
-            listener(server.name, offer)
+        self._tell(server.name, offer)
 
     def _failed(self, server: _Server, exc: MCPConnectionError) -> None:
         server.phase, server.error, server.stderr = ServerPhase.FAILED, exc.reason, exc.stderr
@@ -282,8 +281,14 @@ class MCPServers:
         # Its tools stay while it restarts (a call waits for it); they go if it gives up.
         server.settled.set()
         log.info("MCP server %s failed: %s", server.name, exc.reason)
+        self._tell(server.name, None)
+
+    def _tell(self, name: str, offer: ServerOffer | None) -> None:
         for listener in self._listeners:
-            listener(server.name, None)
+            try:
+                listener(name, offer)
+            except Exception:  # a listener's bug must not take the server down with it
+                log.exception("MCP listener failed for %s", name)
 
     def _refresh_soon(self, server: _Server) -> None:
         async def refresh() -> None:
@@ -294,8 +299,7 @@ class MCPServers:
                 offer = await connection.refresh()
                 server.offer = offer
                 self._set_tools(server, offer.tools)
-                for listener in self._listeners:
-                    listener(server.name, offer)
+                self._tell(server.name, offer)
 
         task = asyncio.get_running_loop().create_task(refresh())
         task.add_done_callback(_log_failure)

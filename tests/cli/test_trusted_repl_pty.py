@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from aimon_core.session import FileSessionRecordStore
 from aimon_core.testing import Fault, LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
-from .conftest import Spawn, editor_live, leave, stored, wait_prompt, wait_until
+from .conftest import AIMON, Spawn, editor_live, leave, stored, wait_prompt, wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -185,3 +186,25 @@ def test_edit_after_resume_works_on_a_file_read_before(
     assert (project / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
     record = stored(home, leave(resumed))
     assert "has not been read" not in json.dumps([m.text for m in record.transcript.messages])
+
+
+def test_the_command_line_takes_short_ids(spawn: Spawn, server: LoopbackModelServer,
+                                          project: Path, home: Path) -> None:
+    server.add(Reply(text="Stored."))
+    child = spawn()
+    child.send("keep me\r")
+    finished(child, "Stored.")
+    session_id = leave(child)
+    resumed = spawn("--resume", session_id[-6:], first=f"Resumed session {session_id}")
+    leave(resumed)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env["AIMON_HOME"] = str(home)
+    shown = pexpect.run(f"{AIMON} sessions show {session_id[-6:]}", cwd=str(project), env=env,
+                        encoding="utf-8", withexitstatus=True)
+    assert shown[1] == 0 and f"session {session_id}" in shown[0]
+    bad = pexpect.run(f"{AIMON} --resume {session_id[-6:-1]}x", cwd=str(project), env=env,
+                      encoding="utf-8", withexitstatus=True)
+    assert bad[1] == 2 and "nearest" in bad[0] and session_id in bad[0]
+    listed = pexpect.run(f"{AIMON} sessions", cwd=str(project), env=env, encoding="utf-8",
+                         withexitstatus=True)
+    assert listed[1] == 0 and session_id in listed[0]

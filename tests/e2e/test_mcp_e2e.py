@@ -212,27 +212,30 @@ def test_a_resource_mention_attaches_the_resource(repo: Path,
 
 @pytest.mark.skipif(not (NPM_BIN / "mcp-server-everything").exists(),
                     reason=f"npm MCP servers not installed in {NPM_BIN}")
-def test_streamable_http_server_with_headers(repo: Path, server: LoopbackModelServer) -> None:
+@pytest.mark.parametrize(("mode", "transport", "path"),
+                         [("streamableHttp", "http", "/mcp"), ("sse", "sse", "/sse")])
+def test_http_and_sse_servers_with_headers(repo: Path, server: LoopbackModelServer, mode: str,
+                                           transport: str, path: str) -> None:
     import socket
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     everything = subprocess.Popen(
-        [str(NPM_BIN / "mcp-server-everything"), "streamableHttp"],
+        [str(NPM_BIN / "mcp-server-everything"), mode],
         env={**os.environ, "PORT": str(port)}, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True)
     try:
         assert everything.stdout is not None
-        for line in everything.stdout:  # wait for the server to say it listens
-            if "listening" in line.lower():
+        for line in everything.stdout:  # wait for the server to name its port
+            if f"port {port}" in line:
                 break
-        configure({"ev": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp",
+        configure({"ev": {"type": transport, "url": f"http://127.0.0.1:{port}{path}",
                           "headers": {"X-Token": "${EV_TOKEN}"}}})
-        server.add(call("mcp__ev__echo", message="over http"), Reply(text="done"))
+        server.add(call("mcp__ev__echo", message=f"over {transport}"), Reply(text="done"))
         done = aimon(server, repo, "--allowed-tools", "mcp__ev", EV_TOKEN="t")
         assert done.returncode == 0, done.stderr
-        assert results(server) == ["Echo: over http"]
+        assert results(server) == [f"Echo: over {transport}"]
     finally:
         everything.terminate()
         everything.communicate(timeout=10)

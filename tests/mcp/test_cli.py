@@ -1,0 +1,54 @@
+"""`aimon mcp add|list|get|remove` edit only the `mcpServers` entry of the scope's file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from aimon_core.session import user_config_dir
+
+AIMON = str(Path(sys.executable).with_name("aimon"))
+
+
+def aimon(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([AIMON, "mcp", *args], cwd=cwd, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_add_list_get_remove_in_every_scope(tmp_path: Path) -> None:
+    local = tmp_path / ".aimon" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text(json.dumps({"model": "keep-me", "permissions": {"allow": ["Read"]}}))
+    assert aimon(tmp_path, "add", "time", "--", "mcp-server-time", "--local-timezone",
+                 "UTC").returncode == 0
+    added = aimon(tmp_path, "add", "-s", "project", "--transport", "http", "-H",
+                  "Authorization: Bearer ${TOKEN}", "docs", "https://example.com/mcp")
+    assert added.returncode == 0, added.stderr
+    assert aimon(tmp_path, "add", "-s", "user", "-e", "A=b", "git", "--", "mcp-server-git",
+                 "-r", ".").returncode == 0
+    data = json.loads(local.read_text())
+    assert data["model"] == "keep-me" and data["permissions"] == {"allow": ["Read"]}
+    assert data["mcpServers"]["time"] == {"command": "mcp-server-time",
+                                          "args": ["--local-timezone", "UTC"]}
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["docs"] == {
+        "type": "http", "url": "https://example.com/mcp",
+        "headers": {"Authorization": "Bearer ${TOKEN}"}}
+    user = json.loads((user_config_dir() / "settings.json").read_text())
+    assert user["mcpServers"]["git"]["env"] == {"A": "b"}
+    listed = aimon(tmp_path, "list").stdout.splitlines()
+    assert listed == ["git  (user, stdio)  mcp-server-git -r .",
+                      "docs  (project, http)  https://example.com/mcp",
+                      "time  (local, stdio)  mcp-server-time --local-timezone UTC"]
+    assert "scope: project" in aimon(tmp_path, "get", "docs").stdout
+    assert aimon(tmp_path, "remove", "time").returncode == 0
+    assert json.loads(local.read_text())["mcpServers"] == {}
+    assert aimon(tmp_path, "remove", "nope").returncode == 1
+
+
+def test_a_bad_entry_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    done = aimon(tmp_path, "add", "--transport", "http", "bad", "ftp://x")
+    assert done.returncode == 2 and "http:// or https://" in done.stderr
+    assert not (tmp_path / ".aimon").exists()
