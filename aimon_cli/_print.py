@@ -164,6 +164,11 @@ async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO
                       "agent": runtime.agent.name})
 
     def on_event(event: LiveSessionEvent) -> None:
+        if isinstance(event, Notice) and event.level == "warning":
+            # Hook failures (timeout, exit 1, invalid JSON) and other warnings are never
+            # silent: on stderr in every output format (stream-json also has them as events).
+            err.write(f"aimon: {event.text}\n")
+            err.flush()
         if stream is not None:
             stream(event)
         elif isinstance(event, ModelRetrying):
@@ -173,10 +178,6 @@ async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO
             # `/compact` prints its report as the result; an automatic one goes to stderr.
             advice = f"\naimon: {event.advice}" if event.advice else ""
             err.write(f"aimon: {event.text}{advice}\n")
-            err.flush()
-        elif isinstance(event, Notice) and event.level == "warning":
-            # Hook failures (timeout, exit 1, invalid JSON) and other warnings: never silent.
-            err.write(f"aimon: {event.text}\n")
             err.flush()
 
     budget = live.budget()

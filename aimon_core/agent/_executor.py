@@ -218,11 +218,26 @@ class OrcaExecutor:
                     return insist
                 run.commit(Message(role="user", content=(TextBlock(text=insist),)))
                 continue
+            if response.stop_reason is StopReason.MAX_TOKENS:
+                self._cut_off(run, tool_uses)  # a call cut off mid-way is never run
+                continue
             stop = await self._run_tools(run, tool_uses)
             if run.hook_stop is not None:
                 return self._result(run, StopCause.HOOK_STOPPED, run.hook_stop)
             if stop is not None:
                 return self._result(run, StopCause.REPEATED_TOOL_CALL, stop)
+
+    def _cut_off(self, run: _Run, tool_uses: Sequence[ToolUseBlock]) -> None:
+        """Answer the calls of a response cut off at the output limit: none of them runs."""
+        results: dict[str, ToolResultBlock] = {}
+        for use in tool_uses:
+            refused = ToolResult.error(
+                "Not run: your response was cut off at the output token limit, so this call "
+                "may be incomplete. Send it again, shorter (split a large Write or Edit).")
+            results[use.id] = _result_block(use, refused)
+            run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
+                                      result=refused, duration_s=0.0, label=_label(run, use)))
+        self._commit_results(run, tool_uses, results)
 
     async def _stop_hooks(self, run: _Run, response: LLMResponse) -> str | ExecutionResult | None:
         """Run Stop hooks: None to finish, feedback to go on, or a result if one stopped."""

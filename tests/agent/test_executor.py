@@ -322,3 +322,21 @@ def test_history_with_dangling_tool_use_is_repaired(context: ToolContext) -> Non
     assert result.stop is StopCause.ANSWERED
     assert_paired(sent)
     assert sent[-1].text == "go"
+
+
+def test_tool_calls_of_a_response_cut_off_at_the_output_limit_never_run(
+        context: ToolContext) -> None:
+    ran: list[str] = []
+
+    async def record(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
+        ran.append("ran")
+        return ToolResult.ok("done")
+
+    client = script(reply("", ("Touch", {}), stop=StopReason.MAX_TOKENS), reply("ok then"))
+    runtime = make_runtime(client, make_tool("Touch", record, read_only=False))
+    result, _, committed = run(runtime, context)
+    assert ran == [] and result.text == "ok then"
+    answered = committed[2].content[0]
+    assert isinstance(answered, ToolResultBlock) and answered.is_error
+    assert "cut off at the output token limit" in answered.text
+    assert_paired(committed)
