@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +41,8 @@ class AgentAssembly:
     # The settings' MCP servers (None: none configured); started by `start_background`.
     mcp: MCPServers | None = None
     mcp_started: bool = False
+    # Work the runtime started that outlives a turn (background subagent tasks), closed last.
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.commands is None:
@@ -168,7 +170,9 @@ class AgentAssembly:
         return expanded + notes
 
     async def aclose(self) -> None:
-        """Stop the MCP servers and release the model client's connections."""
+        """Stop background tasks and MCP servers; release the model client's connections."""
+        for close in self.closers:
+            await close()
         if self.mcp is not None:
             await self.mcp.aclose()
         await self.runtime.client.aclose()

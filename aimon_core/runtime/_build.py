@@ -250,6 +250,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              commands=_commands(extensions, notices, root),
                              mcp=mcp_servers(settings, tools, policy, agent))
     extensions.assembly = assembly
+    assembly.closers.append(extensions.tasks.close)  # background subagents end with the runtime
     return assembly
 
 

@@ -11,6 +11,7 @@ import asyncio
 import getpass
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -465,3 +466,35 @@ def test_extension_tool_schemas_snapshot(tmp_path: Path) -> None:
         SNAPSHOT.write_text(text, encoding="utf-8")
     assert SNAPSHOT.read_text(encoding="utf-8") == text, (
         "tool schemas changed; review and run with AIMON_UPDATE_SNAPSHOTS=1 to accept")
+
+
+def test_closing_the_runtime_stops_its_background_tasks(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".aimon" / "agents" / "sleeper.md").write_text(
+        "---\nname: sleeper\ndescription: Waits.\ntools: Bash\n---\nYou are the sleeper.\n")
+    marker = f"sleep 30.{os.getpid()}"  # a command line no other test runs
+    client = routed(
+        [reply("", ("Task", {"description": "slow", "prompt": "wait a long time",
+                             "subagent_type": "sleeper", "run_in_background": True})),
+         reply("started it")],
+        [reply("", ("Bash", {"command": marker})), reply("never")],
+        "You are the sleeper")
+
+    def running() -> bool:
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, check=False)
+        return found.returncode == 0
+
+    async def main() -> None:
+        assembly = assemble(root, client, "Bash")
+        live = await assembly.open_session(memory_store())
+        await live.submit("start it")
+        for _ in range(500):  # the fork's command starts in the background
+            if running():
+                break
+            await asyncio.sleep(0.02)
+        assert running(), "the background subagent never ran its command"
+        await asyncio.wait_for(assembly.aclose(), 10)
+        assert not running(), "closing the runtime left the background command running"
+        await live.close()
+
+    asyncio.run(main())
