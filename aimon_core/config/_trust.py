@@ -140,6 +140,10 @@ class TrustStore:
         record = self._read().get(folder_key(folder))
         return record is not None and record.get("config_hash") == config_hash
 
+    def has_trusted(self, folder: Path | str) -> bool:
+        """Tell whether the user ever trusted `folder` (whatever its settings were then)."""
+        return folder_key(folder) in self._read()
+
     def trust(self, folder: Path | str, config_hash: str) -> None:
         """Record that the user trusts `folder` with settings whose risky parts hash so."""
         with self._locked():

@@ -161,7 +161,8 @@ class Extensions:
             raise InvokeError(f"Skill {skill.name!r} cannot fork into {agent.name!r}: {exc}."
                               ) from None
         return ForkRequest(agent=agent, goal=body, tools=tools or agent.tools,
-                           max_iterations=skill.max_iterations, label=f"skill {skill.name}")
+                           max_iterations=skill.max_iterations, label=f"skill {skill.name}",
+                           skill=skill)
 
     def forked(self, skill: Skill, args: str) -> ForkRequest:
         """Return the fork of a forked skill, its body rendered for the fork's execution."""

@@ -41,7 +41,10 @@ from aimon_core.llm import Message
 from aimon_core.tools import Tool, ToolContext
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from aimon_core.runtime._assembly import AgentAssembly
+    from aimon_core.skill import Skill
 
 # The tool call being run, captured by the gate for the tools that start forks: the executor
 # hands the session's asker, hooks and event sink to the gate only, and the fork needs them.
@@ -110,6 +113,8 @@ class ForkRequest:
     execution_id: str = ""
     # What started it, for the notices: "task", "skill review".
     label: str = "task"
+    # The forked skill, whose own `hooks:` run as the fork's hooks (None: a plain subagent).
+    skill: Skill | None = None
 
 
 def new_execution_id() -> str:
@@ -165,6 +170,7 @@ async def run_fork(assembly: AgentAssembly, request: ForkRequest, parent: ForkPa
     runtime = fork_runtime(assembly, request.agent, request.tools)
     execution_id = request.execution_id or new_execution_id()
     name = request.agent.name
+    _add_skill_hooks(request, runtime, assembly.project_root, parent.emit)
     # SubagentStart/Stop fire on the session's own hooks; inside, the per-turn ones do not.
     hooks = None if parent.hooks is None else parent.hooks.bound(registry=runtime.hooks)
     if parent.hooks is not None:
@@ -183,6 +189,21 @@ async def run_fork(assembly: AgentAssembly, request: ForkRequest, parent: ForkPa
     parent.emit(Notice(text=f"{request.label}: subagent {name} finished "
                             f"({result.stop.value}, {result.tool_calls} tool calls)"))
     return result
+
+
+def _add_skill_hooks(request: ForkRequest, runtime: AgentRuntime, root: Path,
+                     emit: Callable[[AgentEvent], None]) -> None:
+    """Run a forked skill's own hooks in its fork (not from an untrusted project folder)."""
+    from aimon_core.runtime._skill_hooks import register_skill_hooks, skill_hooks_allowed
+
+    skill = request.skill
+    if skill is None or skill.hooks.is_empty or runtime.hooks is None:
+        return
+    if not skill_hooks_allowed(skill, root):
+        emit(Notice(text=f"skill {skill.name}: its hooks were not run, because this folder is "
+                         "not trusted (run /trust to trust it)", level="warning"))
+        return
+    register_skill_hooks(runtime.hooks, skill, runtime.tools, root)
 
 
 def _relay(name: str, emit: Callable[[AgentEvent], None]) -> Callable[[AgentEvent], None]:

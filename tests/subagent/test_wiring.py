@@ -15,6 +15,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from aimon_core.agent import (
     ApprovalAnswer,
     ApprovalRequested,
@@ -498,3 +500,49 @@ def test_closing_the_runtime_stops_its_background_tasks(tmp_path: Path) -> None:
         await live.close()
 
     asyncio.run(main())
+
+
+GUARDED_SKILL = """---
+name: guarded
+description: A fork whose own hooks guard it.
+execution:
+  mode: fork
+  agent: pusher
+hooks:
+  preTool:
+    - matcher: Bash(git push:*)
+      deny: pushing is not part of this skill
+  onStart:
+    - shell: touch started-by-skill
+---
+Push the branch.
+"""
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_forked_skills_own_hooks_run_in_a_trusted_folder_only(tmp_path: Path,
+                                                                 trusted: bool) -> None:
+    from aimon_core.config import TrustStore
+
+    root = project(tmp_path)
+    (root / ".aimon" / "skills" / "guarded").mkdir(parents=True)
+    (root / ".aimon" / "skills" / "guarded" / "SKILL.md").write_text(GUARDED_SKILL)
+    (root / ".aimon" / "agents" / "pusher.md").write_text(
+        "---\nname: pusher\ndescription: Pushes.\ntools: Bash\n---\nYou are the pusher.\n")
+    if trusted:
+        TrustStore().trust(root, "test")
+    client = routed([], [reply("", ("Bash", {"command": "git push origin main"})),
+                         reply("pushed?")], "You are the pusher")
+    notices: list[str] = []
+
+    async def main() -> None:
+        live = await assemble(root, client, "Bash").open_session(memory_store())
+        live.subscribe(lambda e: notices.append(e.text) if isinstance(e, Notice) else None)
+        await live.submit("/guarded")
+        await live.close()
+
+    asyncio.run(main())
+    pushed = tool_results(client.requests[-1])[0]
+    assert ("pushing is not part of this skill" in pushed) is trusted
+    assert (root / "started-by-skill").exists() is trusted
+    assert any("hooks were not run" in n for n in notices) is not trusted

@@ -1,0 +1,83 @@
+"""A forked skill's own `hooks:` (deny and shell actions), run as hooks of its fork.
+
+They are code from the skill's folder, so a skill from the project (`.aimon/skills`,
+`.claude/skills`) has its hooks run only in a folder the user has trusted; built-in and user
+skills are the user's own. `deny` refuses matching tool calls before they run; `shell` runs a
+command with Claude Code's hook protocol (stdin JSON; exit 2 blocks), with `AIMON_SKILL_DIR` set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aimon_core.hook import (
+    CommandHookSpec,
+    HookEvent,
+    HookInput,
+    HookRegistry,
+    HookResult,
+    run_command_hook,
+)
+
+if TYPE_CHECKING:
+    from aimon_core.skill import HookAction, Skill
+    from aimon_core.tools import ToolRegistry
+
+_EVENTS = (("pre_tool", HookEvent.PRE_TOOL), ("post_tool", HookEvent.POST_TOOL),
+           ("on_start", HookEvent.ON_START), ("on_stop", HookEvent.ON_STOP))
+
+
+def skill_hooks_allowed(skill: Skill, project_root: Path) -> bool:
+    """Tell whether a skill's hooks may run: not from an untrusted project folder."""
+    from aimon_core.config import TrustStore
+
+    inside = skill.path.resolve().is_relative_to(project_root.resolve())
+    return not inside or TrustStore().has_trusted(project_root)
+
+
+def register_skill_hooks(registry: HookRegistry, skill: Skill, tools: ToolRegistry,
+                         project_root: Path) -> int:
+    """Register the skill's hook actions on a fork's registry; return how many."""
+    count = 0
+    for field, event in _EVENTS:
+        for action in getattr(skill.hooks, field):
+            registry.register(event, _callback(action, skill, tools, project_root),
+                              name=f"skill {skill.name} {field}")
+            count += 1
+    return count
+
+
+def _callback(action: HookAction, skill: Skill, tools: ToolRegistry, root: Path) -> Any:
+    from aimon_core.skill import DenyAction
+
+    async def run(hook_input: HookInput) -> HookResult | None:
+        if not _matches(action.matcher, hook_input, tools, root):
+            return None
+        if isinstance(action, DenyAction):
+            return HookResult.deny(f"the skill {skill.name} does not allow this: {action.reason}")
+        spec = CommandHookSpec(event=hook_input.event, matcher=None, command=action.command,
+                               timeout=action.timeout_seconds, source=str(skill.path))
+        return await run_command_hook(spec, hook_input, project_dir=root,
+                                      env={"AIMON_SKILL_DIR": str(skill.directory)})
+
+    return run
+
+
+def _matches(matcher: str | None, hook_input: HookInput, tools: ToolRegistry,
+             root: Path) -> bool:
+    """Tell whether a tool event's call is one the action's matcher (a name or rule) names."""
+    if matcher is None or hook_input.tool_name is None:
+        return True
+    from aimon_core.permission import PermissionRules, Verdict, decide, parse_rule
+
+    rule = parse_rule(matcher)
+    if rule.tool != hook_input.tool_name:
+        return False
+    tool = tools.get(hook_input.tool_name)
+    if rule.specifier is None or tool is None:
+        return True
+    tool_input: Mapping[str, Any] = hook_input.tool_input or {}
+    decision = decide(tool, tool_input, PermissionRules.parse(allow=[matcher]), root)
+    return decision.verdict is Verdict.ALLOW and decision.rule is not None
