@@ -4,10 +4,9 @@ Approval questions arrive on the live session's one event stream (`ApprovalReque
 REPL's `Questions` subscribes to it as the session's answerer and answers through
 `LiveSession.answer`. Trust questions come from the runtime registry while it builds a runtime
 (`ask_trust` is its trust callback). The REPL's `Asker` listens to `Questions`: when a question
-waits, the normal prompt gives way (its text is kept as the draft) to `choose`, a one-key
-prompt, and comes back with the draft once the question is answered. So that keys typed as a
-question appears are never read as its answer, `choose` takes no answer until no key was
-pressed for `GUARD_SECONDS`, and adds what is typed until then to the draft.
+waits, the normal prompt gives way (its text is kept as the draft) to `choose` (see `_choose`:
+a highlighted choice that Enter confirms), and comes back with the draft once the question is
+answered. Keys typed as a question appears, and text typed into it, go to the draft.
 
 Importing this module stays light: no provider SDK, no rich, nothing of `aimon_core` that
 imports the model layer (those are imported inside the functions that need them).
@@ -16,20 +15,29 @@ imports the model layer (those are imported inside the functions that need them)
 from __future__ import annotations
 
 import asyncio
-import textwrap
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import Application
 from prompt_toolkit.document import Document
-from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import FormattedTextControl, Layout, Window
-from prompt_toolkit.styles import Style
+
+from aimon_cli._choose import (
+    ESCAPE_SECONDS,
+    GUARD_SECONDS,
+    INTERRUPT,
+    LATER,
+    QUESTION_STYLE,
+    TRUST_CHOICES,
+    Choice,
+    Selection,
+    approval_choices,
+    ask_line,
+    choose,
+    question_lines,
+    wrap_hint,
+)
 
 if TYPE_CHECKING:
     from aimon_core.config import TrustRequest
@@ -37,20 +45,12 @@ if TYPE_CHECKING:
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest
     from aimon_core.tools._preview import ProposedChange
 
-GUARD_SECONDS = 0.5
-# How long a lone Esc waits for the rest of an escape sequence (prompt-toolkit's 0.5 s made
-# Esc feel slower than Ctrl-C); terminals send a sequence's bytes together.
-ESCAPE_SECONDS = 0.05
+# Re-exported: the REPL and tests import the selector from here too.
+__all__ = ["ESCAPE_SECONDS", "GUARD_SECONDS", "INTERRUPT", "LATER", "QUESTION_STYLE",
+           "TRUST_CHOICES", "ApprovalQuestion", "Asker", "Choice", "Questions", "Selection",
+           "TrustQuestion", "approval_choices", "ask_line", "choose", "question_lines",
+           "wrap_hint"]
 T = TypeVar("T")
-INTERRUPT = "interrupt"
-LATER = "later"
-QUESTION_STYLE = Style.from_dict({
-    "key": "bold",
-    "hint": "#888888",
-    "question": "bold",
-    "mark": "bold #d7875f",
-    "chosen": "bold #d7875f",
-})
 
 
 # ── the questions waiting for the person ────────────────────────────────────────────────
@@ -219,306 +219,6 @@ class Questions:
         if not trusted:
             self._held = question.request  # /trust can still accept it later
         return True
-
-
-# ── asking: a highlighted-choice selector and a one-line prompt ────────────────────────
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Choice:
-    """An answer: its shortcut keys, what it returns, and the line that explains it.
-
-    A shortcut letter only moves the highlight; Enter confirms. `immediate` keys (Esc, Ctrl-C:
-    put off, interrupt) answer at once, as they commit to nothing.
-    """
-
-    keys: tuple[str, ...]
-    value: str
-    label: str = ""
-    hint: str = ""
-    immediate: bool = False
-
-
-def approval_choices(request: ApprovalRequest) -> tuple[Choice, ...]:
-    """Return the answers offered for `request`, with the rules each one remembers."""
-    rule, agent_rule = request.suggested_rule, request.agent_rule
-    once = (f"allow, and allow {rule} again this turn" if rule
-            else "allow this call (no rule can describe it to remember)")
-    choices = [Choice(keys=("o", "O"), value="turn", label="o", hint=once)]
-    if rule:
-        choices.append(Choice(keys=("y", "Y"), value="session", label="y",
-                              hint=f"always allow {rule} in this session"))
-    if agent_rule:
-        scope = getattr(request, "agent_scope", "") or "this agent"
-        choices.append(Choice(keys=("a", "A"), value="agent", label="a",
-                              hint=f"always allow {agent_rule} for {scope} "
-                                   "(new sessions too; not other projects)"))
-    choices += [
-        Choice(keys=("n", "N"), value="deny", label="n", hint="deny, then say why (optional)"),
-        Choice(keys=("escape",), value=LATER, label="Esc", immediate=True,
-               hint="answer later with /approve or /deny · Ctrl-C interrupts the turn"),
-        Choice(keys=("c-c",), value=INTERRUPT, immediate=True),
-    ]
-    return tuple(choices)
-
-
-TRUST_CHOICES = (
-    Choice(keys=("y", "Y"), value="yes", label="y",
-           hint="trust this folder: load all of its settings (asked again when they change)"),
-    Choice(keys=("n", "N"), value="no", label="n",
-           hint="not now: keep these held back (/trust loads them later)"),
-    Choice(keys=("escape",), value="no", immediate=True),
-    Choice(keys=("c-c",), value="no", immediate=True),
-)
-
-
-def wrap_hint(prefix: str, text: str, width: int) -> list[str]:
-    """Return `prefix + text` wrapped at word boundaries, later lines indented under it."""
-    room = max(width - len(prefix) - 1, 12)
-    lines = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
-    return [prefix + lines[0], *(" " * len(prefix) + line for line in lines[1:])]
-
-
-@dataclass(slots=True)
-class Selection:
-    """The state of a question on screen: the highlight, and text typed into it.
-
-    Keys pressed before the guard ends are typing (kept for the prompt). After it, a
-    shortcut letter typed first only moves the highlight; any other text is kept for the
-    prompt too, and Enter answers nothing until an arrow key chose again.
-    """
-
-    choices: tuple[Choice, ...]
-    index: int = 0
-    typed: str = ""  # text typed into the ready question (for the prompt's draft)
-    letter: str = ""  # a shortcut letter that moved the highlight (not yet text)
-    typing: bool = False  # the last key added text: Enter must not answer now
-
-    @property
-    def listed(self) -> tuple[Choice, ...]:
-        """Return the choices the highlight moves over."""
-        return tuple(c for c in self.choices if c.hint and not c.immediate)
-
-    def current(self) -> Choice:
-        """Return the highlighted choice."""
-        return self.listed[self.index]
-
-    def move(self, step: int) -> None:
-        """Move the highlight (an arrow key): a deliberate choice again."""
-        self.index = (self.index + step) % len(self.listed)
-        self.letter, self.typing = "", False
-
-    def key(self, data: str) -> None:
-        """Take a printable key: a first shortcut letter highlights, anything else is text."""
-        if not self.typed and not self.letter:
-            for index, choice in enumerate(self.listed):
-                if data in choice.keys:
-                    self.index, self.letter, self.typing = index, data, False
-                    return
-        self.typed, self.letter, self.typing = self.typed + self.letter + data, "", True
-
-    def backspace(self) -> None:
-        """Remove the last key typed."""
-        if self.letter:
-            self.letter = ""
-        else:
-            self.typed = self.typed[:-1]
-            self.typing = bool(self.typed)
-
-
-class _Guard:
-    """Holds answers back until no key was pressed for `seconds`; keys meanwhile are typing."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.redraw: Callable[[], None] = _ignore
-        self._until = 0.0
-        self._timer: asyncio.TimerHandle | None = None
-
-    def start(self) -> None:
-        """Hold answers back for `seconds` from now (and redraw when they are let through)."""
-        self._until = time.monotonic() + self.seconds
-        self.stop()
-        self._timer = asyncio.get_running_loop().call_later(self.seconds, self.redraw)
-
-    def stop(self) -> None:
-        """Cancel the pending redraw."""
-        if self._timer is not None:
-            self._timer.cancel()
-
-    def armed(self) -> bool:
-        """Tell whether keys now choose an answer."""
-        return time.monotonic() >= self._until
-
-
-def question_lines(question: str, selection: Selection, *, armed: bool, width: int,
-                   keys: str) -> StyleAndTextTuples:
-    """Return the question as drawn: the choices (one highlighted), the question, the text."""
-    out: StyleAndTextTuples = []
-    listed = selection.listed
-    label_width = max((len(c.label) for c in selection.choices if c.hint), default=0)
-    for choice in selection.choices:
-        if not choice.hint:
-            continue
-        chosen = armed and choice in listed and choice is selection.current() \
-            and not selection.typing
-        mark = "❯ " if chosen else "  "
-        prefix = f"{mark}{choice.label.ljust(label_width)}  "
-        for number, line in enumerate(wrap_hint(prefix, choice.hint, width)):
-            style = "class:chosen" if chosen else "class:hint"
-            if number == 0:
-                out += [(style, mark), ("class:key", choice.label.ljust(label_width)),
-                        (style, line[len(mark) + label_width:] + "\n")]
-            else:
-                out.append((style, line + "\n"))
-    ready = f" [{keys}] ↑/↓ Enter" if armed else " …"
-    out += [("class:mark", "? "), ("class:question", question), ("class:hint", ready)]
-    if selection.typed:
-        shown = selection.typed if len(selection.typed) <= 40 else "…" + selection.typed[-39:]
-        note = (f"“{shown}” is kept for your prompt" +
-                (" · Enter answers nothing while you type: choose with ↑/↓, then Enter"
-                 if selection.typing else ""))
-        notes = wrap_hint("  ", note, width)[:3]
-        out += [("", "\n"), ("class:hint", "\n".join(notes))]
-    return out
-
-
-async def choose(question: str, choices: tuple[Choice, ...], *, done: asyncio.Future[Any],
-                 on_typed: Callable[[str], None], guard: float = GUARD_SECONDS,
-                 header: StyleAndTextTuples | None = None, keys: str = "",
-                 default: int = 0) -> str | None:
-    """Show `question` with its choices; return the value the user confirms.
-
-    Arrow keys and shortcut letters move the highlight, Enter confirms it; `immediate`
-    choices (Esc, Ctrl-C) answer at once. Keys pressed before no key was pressed for `guard`
-    seconds never answer, and text typed into the question is given to `on_typed` (kept for
-    the prompt). Return None when `done` completes first (the question went away).
-    """
-    if done.done():
-        return None
-    from prompt_toolkit.application import get_app
-
-    holding = _Guard(guard)
-    selection = Selection(choices=choices, index=default)
-    keys = keys or "/".join(c.label for c in selection.listed if len(c.label) == 1)
-
-    def text() -> StyleAndTextTuples:
-        width = get_app().output.get_size().columns
-        return [*(header or []), *question_lines(question, selection, armed=holding.armed(),
-                                                 width=width, keys=keys)]
-
-    app: Application[str | None] = Application(
-        layout=Layout(Window(FormattedTextControl(text), wrap_lines=True,
-                             dont_extend_height=True)),
-        key_bindings=_choice_bindings(selection, holding, on_typed), style=QUESTION_STYLE,
-        erase_when_done=True,
-    )
-    app.ttimeoutlen = ESCAPE_SECONDS
-    holding.redraw = app.invalidate
-    holding.start()
-
-    def went_away(_: object) -> None:
-        if app.is_running and app.future is not None and not app.future.done():
-            app.exit(result=None)
-
-    done.add_done_callback(went_away)
-    try:
-        return await app.run_async(pre_run=lambda: went_away(None) if done.done() else None)
-    finally:
-        holding.stop()
-        done.remove_done_callback(went_away)
-        if selection.typed:
-            on_typed(selection.typed)
-
-
-Handler = Callable[[KeyPressEvent], None]
-
-
-def _guard(holding: _Guard, on_typed: Callable[[str], None]) -> Callable[[Handler], Handler]:
-    """Return a decorator: before the guard ends, a key is typing (kept), not an answer."""
-    def guarded(handler: Handler) -> Handler:
-        def run(event: KeyPressEvent) -> None:
-            if holding.armed():
-                handler(event)
-                return
-            if len(event.data) == 1 and event.data.isprintable():
-                on_typed(event.data)
-            holding.start()
-        return run
-    return guarded
-
-
-def _bind_immediate(bindings: KeyBindings, selection: Selection,
-                    guarded: Callable[[Handler], Handler]) -> None:
-    """Bind Esc and Ctrl-C style choices: they answer at once (Ctrl-C even while guarded)."""
-    for choice in selection.choices:
-        if not choice.immediate:
-            continue
-        for key in choice.keys:
-            def answer(event: KeyPressEvent, value: str = choice.value) -> None:
-                event.app.exit(result=value)
-            bindings.add(key)(answer if key == "c-c" else guarded(answer))
-
-
-def _choice_bindings(selection: Selection, holding: _Guard,
-                     on_typed: Callable[[str], None]) -> KeyBindings:
-    bindings = KeyBindings()
-    guarded = _guard(holding, on_typed)
-
-    @bindings.add("<any>")
-    @guarded
-    def _other(event: KeyPressEvent) -> None:
-        if len(event.data) == 1 and event.data.isprintable():
-            selection.key(event.data)
-
-    @bindings.add("up")
-    @guarded
-    def _up(event: KeyPressEvent) -> None:
-        selection.move(-1)
-
-    @bindings.add("down")
-    @bindings.add("tab")
-    @guarded
-    def _down(event: KeyPressEvent) -> None:
-        selection.move(1)
-
-    @bindings.add("backspace")
-    @guarded
-    def _back(event: KeyPressEvent) -> None:
-        selection.backspace()
-
-    @bindings.add("enter")
-    @guarded
-    def _enter(event: KeyPressEvent) -> None:
-        if not selection.typing:
-            event.app.exit(result=selection.current().value)
-
-    _bind_immediate(bindings, selection, guarded)
-    for choice in selection.listed:  # letters: highlight (through `<any>`), never answer
-        for key in choice.keys:
-            bindings.add(key)(_other)
-    return bindings
-
-
-async def ask_line(message: str, *, done: asyncio.Future[Any]) -> str | None:
-    """Read one line (Enter sends, may be empty); None if Ctrl-C or `done` completes first."""
-    if done.done():
-        return None
-    session: PromptSession[str] = PromptSession(style=QUESTION_STYLE)
-
-    def went_away(_: object) -> None:
-        app = session.app
-        if app.is_running and app.future is not None and not app.future.done():
-            app.exit(result="", style="")
-
-    done.add_done_callback(went_away)
-    try:
-        line = await session.prompt_async([("class:mark", "  "), ("class:question", message)])
-    except (KeyboardInterrupt, EOFError):
-        return None
-    finally:
-        done.remove_done_callback(went_away)
-    return None if done.done() else line.strip()
 
 
 class Asker:

@@ -66,6 +66,9 @@ def test_a_sentence_typed_at_an_approval_answers_nothing_and_is_kept(
     assert not (project / "made.txt").exists()
     assert not list((home / "data" / "approvals").glob("*.json"))  # no "a" was taken
     assert all("/permissions" not in json.dumps(m) for m in sent_messages(server))
+    child.send("/permissions\r")  # says where agent approvals apply
+    child.expect_exact(f"(for agent default in {project.resolve()} only)")
+    wait_prompt(child)
     leave(child)
 
 
