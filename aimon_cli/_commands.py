@@ -216,7 +216,7 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
     if launch.pick:
         from aimon_cli._picker import pick_session
 
-        recent = store.records.list(str(launch.project_root), limit=20)
+        recent = store.records.list_sessions(str(launch.project_root), limit=20)
         session_id = asyncio.run(pick_session(recent))
         if session_id is None:
             return 0

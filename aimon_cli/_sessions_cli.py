@@ -44,7 +44,7 @@ def list_sessions(
     """List recent sessions of this project (newest first)."""
     store = default_store()
     root = None if all_projects else str(Path.cwd().resolve())
-    items = store.records.list(root, limit=limit)
+    items = store.records.list_sessions(root, limit=limit)
     if not items:
         typer.echo("No sessions yet." if all_projects else
                    "No sessions in this project yet (try --all).")

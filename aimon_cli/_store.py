@@ -61,7 +61,7 @@ def agent_of_session(store: SessionStore, session_id: str) -> str | None:
 
 def most_recent(store: SessionStore, project_root: Path) -> SessionSummary | None:
     """Return the newest session of this project that holds messages, if any."""
-    found = store.records.list(str(project_root.resolve()), limit=20)
+    found = store.records.list_sessions(str(project_root.resolve()), limit=20)
     # An empty session (older versions stored one at every start) has nothing to continue.
     return next((item for item in found if item.message_count > 0), None)
 
@@ -82,7 +82,7 @@ def resolve_session_id(store: SessionStore, text: str, project_root: Path | None
     scopes = [str(project_root.resolve()), None] if project_root is not None else [None]
     known: list[str] = []
     for scope in scopes:
-        ids = [s.id for s in store.records.list(scope, limit=500)]
+        ids = [s.id for s in store.records.list_sessions(scope, limit=500)]
         found = [i for i in ids if text and (i.endswith(text) or i.startswith(text))]
         if len(found) == 1:
             return found[0]

@@ -165,7 +165,7 @@ class ReplSession:
     async def list_sessions(self, limit: int) -> tuple[SessionSummary, ...]:
         """Return the project's most recent sessions."""
         root = str(self.options.project_root.resolve())
-        return await asyncio.to_thread(self.options.store.records.list, root, limit)
+        return await asyncio.to_thread(self.options.store.records.list_sessions, root, limit)
 
     @property
     def exit_requested(self) -> bool:

@@ -51,7 +51,7 @@ RESULT_CHARS = 8_000  # ~2k tokens a tool result
 
 
 async def _big(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
-    return ToolResult.ok(f"{tool_input.int('n')}:" + "r" * RESULT_CHARS)
+    return ToolResult.ok(f"{tool_input.integer('n')}:" + "r" * RESULT_CHARS)
 
 
 BIG = Tool(name="Big", description="Big", run=_big, read_only=True,

@@ -91,9 +91,9 @@ def bench_list(base: Path, runs: int) -> tuple[list[float], float]:
     index = base / "index.json"
     index.unlink(missing_ok=True)
     started = time.perf_counter()
-    assert len(records.list("/bench/list", limit=50)) == 50
+    assert len(records.list_sessions("/bench/list", limit=50)) == 50
     cold = time.perf_counter() - started
-    return timed(lambda: records.list("/bench/list", limit=50), runs), cold
+    return timed(lambda: records.list_sessions("/bench/list", limit=50), runs), cold
 
 
 BARE_PROMPT = "from prompt_toolkit import PromptSession; PromptSession(message='› ').prompt()"

@@ -60,7 +60,7 @@ class SessionCommandHost:
     async def list_sessions(self, limit: int) -> tuple[SessionSummary, ...]:
         """Return the project's most recent sessions."""
         root = str(self._live.project_root.resolve())
-        return await asyncio.to_thread(self._live.store.records.list, root, limit)
+        return await asyncio.to_thread(self._live.store.records.list_sessions, root, limit)
 
     def request_exit(self) -> None:
         """Nothing to leave: the run ends after this input anyway."""

@@ -37,7 +37,7 @@ def resource_tools(servers: MCPServers) -> tuple[Tool, Tool]:
     """Return the ListMcpResources and ReadMcpResource tools over `servers`."""
 
     async def list_run(tool_input: ToolInput, context: ToolContext) -> ToolResult:
-        wanted = tool_input.opt_str("server")
+        wanted = tool_input.opt_string("server")
         lines: list[str] = []
         for name, offer in servers.connected():
             if not offer.resources or wanted not in (None, name):
@@ -54,7 +54,7 @@ def resource_tools(servers: MCPServers) -> tuple[Tool, Tool]:
         return ToolResult.ok("\n".join(lines) or "No MCP server offers resources.")
 
     async def read_run(tool_input: ToolInput, context: ToolContext) -> ToolResult:
-        server, uri = tool_input.str("server"), tool_input.str("uri")
+        server, uri = tool_input.string("server"), tool_input.string("uri")
         try:
             result = await servers.session_of(server).read_resource(uri)
         except MCPConnectionError as exc:

@@ -191,7 +191,7 @@ class SkillToolProvider:
                      run=self._run, subject=NameSubject(param="skill")),)
 
     async def _run(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
-        return await self.extensions.skill_tool(inp.str("skill"), inp.opt_str("args") or "",
+        return await self.extensions.skill_tool(inp.string("skill"), inp.opt_string("args") or "",
                                                 ctx)
 
 

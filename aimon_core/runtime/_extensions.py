@@ -201,15 +201,15 @@ class Extensions:
     async def task_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
         """Run the Task tool: a subagent now, or in the background."""
         try:
-            agent = self.agent_named(inp.str("subagent_type"))
+            agent = self.agent_named(inp.string("subagent_type"))
         except InvokeError as exc:
             return ToolResult.error(str(exc))
-        description = inp.str("description")
-        request = ForkRequest(agent=agent, goal=inp.str("prompt"),
+        description = inp.string("description")
+        request = ForkRequest(agent=agent, goal=inp.string("prompt"),
                               execution_id=new_execution_id(), label=f"task {description!r}")
         parent = ForkParent.of_call(current_call(), ctx)
         try:
-            if inp.bool("run_in_background"):
+            if inp.boolean("run_in_background"):
                 task = asyncio.get_running_loop().create_task(self.fork(request, parent))
                 entry = self.tasks.add(agent.name, description, task)
                 return ToolResult.ok(
@@ -233,9 +233,9 @@ class Extensions:
 
     async def task_stop_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
         """Run the TaskStop tool."""
-        entry = self.tasks.get(inp.str("task_id"))
+        entry = self.tasks.get(inp.string("task_id"))
         if entry is None:
-            return ToolResult.error(f"No task {inp.str('task_id')!r}; see TaskList.")
+            return ToolResult.error(f"No task {inp.string('task_id')!r}; see TaskList.")
         if entry.task.done():
             return ToolResult.ok(f"{entry.id} had already ended ({entry.state}).")
         entry.task.cancel()
@@ -244,10 +244,10 @@ class Extensions:
 
     async def agent_output_tool(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
         """Run the AgentOutput tool."""
-        entry = self.tasks.get(inp.str("task_id"))
+        entry = self.tasks.get(inp.string("task_id"))
         if entry is None:
-            return ToolResult.error(f"No task {inp.str('task_id')!r}; see TaskList.")
-        if not entry.task.done() and inp.bool("block", default=True):
+            return ToolResult.error(f"No task {inp.string('task_id')!r}; see TaskList.")
+        if not entry.task.done() and inp.boolean("block", default=True):
             timeout = inp.raw.get("timeout", 30_000)
             await asyncio.wait([entry.task], timeout=float(timeout) / 1000)
         if not entry.task.done():

@@ -245,7 +245,8 @@ class FileSessionRecordStore:
             self._appends.forget(path)
             write_atomic(path, data, mode=0o600)
 
-    def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
+    def list_sessions(self, project_root: str | None = None, limit: int = 50
+                      ) -> tuple[SessionSummary, ...]:
         """Return sessions newest first, of one project (its exact root) or of all."""
         if project_root is None:
             folders = self._project_dirs()

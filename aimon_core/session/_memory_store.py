@@ -128,7 +128,8 @@ class MemorySessionRecordStore:
                 updated_at=self._clock(),
             )
 
-    def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
+    def list_sessions(self, project_root: str | None = None, limit: int = 50
+                      ) -> tuple[SessionSummary, ...]:
         """Return sessions newest first, of one project (its exact root) or of all."""
         with self._lock:
             records: builtins.list[SessionRecord] = [

@@ -98,7 +98,8 @@ class SessionRecordStore(Protocol):
         """Record that tool calls are about to run (kept in `started_tool_ids` until answered)."""
         ...
 
-    def list(self, project_root: str | None = None, limit: int = 50) -> tuple[SessionSummary, ...]:
+    def list_sessions(self, project_root: str | None = None, limit: int = 50
+                      ) -> tuple[SessionSummary, ...]:
         """Return sessions newest first, of one project (its exact root) or of all."""
         ...
 

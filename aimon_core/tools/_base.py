@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import builtins
 import functools
 import json
 import logging
@@ -66,23 +65,21 @@ class ToolInput:
 
     raw: Mapping[str, Any]
 
-    def str(self, name: str) -> str:
+    def string(self, name: str) -> str:
         """Return a required string parameter."""
         value = self.raw.get(name)
         if not isinstance(value, str):
             raise ToolInputError(name, "a string")
         return value
 
-    def opt_str(
-        self, name: builtins.str, default: builtins.str | None = None
-    ) -> builtins.str | None:
+    def opt_string(self, name: str, default: str | None = None) -> str | None:
         """Return an optional string parameter."""
         value = self.raw.get(name, default)
         if value is not None and not isinstance(value, str):
             raise ToolInputError(name, "a string")
         return value
 
-    def int(self, name: builtins.str, default: builtins.int | None = None) -> builtins.int | None:
+    def integer(self, name: str, default: int | None = None) -> int | None:
         """Return an optional integer parameter (whole floats are accepted)."""
         value = self.raw.get(name, default)
         if isinstance(value, float) and value.is_integer():
@@ -91,14 +88,14 @@ class ToolInput:
             raise ToolInputError(name, "an integer")
         return value
 
-    def bool(self, name: builtins.str, default: builtins.bool = False) -> builtins.bool:
+    def boolean(self, name: str, default: bool = False) -> bool:
         """Return an optional boolean parameter."""
         value = self.raw.get(name, default)
         if not isinstance(value, bool):
             raise ToolInputError(name, "true or false")
         return value
 
-    def list(self, name: builtins.str) -> builtins.list[Any]:
+    def array(self, name: str) -> list[Any]:
         """Return a required list parameter."""
         value = self.raw.get(name)
         if not isinstance(value, list):

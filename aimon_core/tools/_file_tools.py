@@ -157,8 +157,8 @@ READ_SCHEMA = {
 
 async def read_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Read tool."""
-    raw = inp.str("file_path")
-    offset, limit = inp.int("offset"), inp.int("limit")
+    raw = inp.string("file_path")
+    offset, limit = inp.integer("offset"), inp.integer("limit")
     paged = offset is not None or limit is not None
     try:
         path, info = await _resolve(ctx, raw)
@@ -291,7 +291,7 @@ WRITE_SCHEMA = {
 
 async def write_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Write tool."""
-    raw, content = inp.str("file_path"), inp.str("content")
+    raw, content = inp.string("file_path"), inp.string("content")
     new = encode_text(content)
     try:
         _refuse_folder_path(raw)
@@ -404,9 +404,9 @@ def _snippet(text: str, first: int, new: str) -> str:
 
 async def edit_file(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Edit tool."""
-    raw = inp.str("file_path")
-    old, new = inp.str("old_string"), inp.str("new_string")
-    replace_all = inp.bool("replace_all")
+    raw = inp.string("file_path")
+    old, new = inp.string("old_string"), inp.string("new_string")
+    replace_all = inp.boolean("replace_all")
     if old == new:
         return ToolResult.error("old_string and new_string are the same; nothing would change.")
     try:

@@ -266,9 +266,9 @@ def glob_regex(pattern: str) -> str:
 
 async def glob_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Glob tool."""
-    pattern = inp.str("pattern")
+    pattern = inp.string("pattern")
     try:
-        root, is_dir = await _search_root(ctx, inp.opt_str("path"))
+        root, is_dir = await _search_root(ctx, inp.opt_string("path"))
         if not is_dir:
             raise _SearchError(f"{str(root)!r} is not a directory; give a directory as path.")
         matcher = re.compile(glob_regex(_relative_pattern(pattern, root)) + r"\Z")
@@ -365,11 +365,11 @@ GREP_SCHEMA = {
 def grep_args(inp: ToolInput, mode: str, target: Path) -> list[str]:
     """Return ripgrep's arguments for a Grep call."""
     args = [*_COMMON_ARGS, "--color=never", "--max-columns=1000", "--max-columns-preview"]
-    if inp.bool("-i"):
+    if inp.boolean("-i"):
         args.append("--ignore-case")
-    if inp.bool("multiline"):
+    if inp.boolean("multiline"):
         args += ["--multiline", "--multiline-dotall"]
-    glob, file_type = inp.opt_str("glob"), inp.opt_str("type")
+    glob, file_type = inp.opt_string("glob"), inp.opt_string("type")
     if glob is not None and file_type is not None:
         # rg would let the glob override the type; refuse rather than surprise.
         raise _SearchError(
@@ -389,11 +389,11 @@ def grep_args(inp: ToolInput, mode: str, target: Path) -> list[str]:
     elif mode == "count":
         args.append("--count")
     else:
-        args.append("--line-number" if inp.bool("-n", default=True) else "--no-line-number")
+        args.append("--line-number" if inp.boolean("-n", default=True) else "--no-line-number")
         for flag in ("-A", "-B", "-C"):
-            if (lines := inp.int(flag)) is not None:
+            if (lines := inp.integer(flag)) is not None:
                 args += [flag, str(lines)]
-    return [*args, "--regexp", inp.str("pattern"), "--", str(target)]
+    return [*args, "--regexp", inp.string("pattern"), "--", str(target)]
 
 
 def _head(lines: list[str], limit: int | None) -> tuple[list[str], int]:
@@ -427,13 +427,13 @@ def _format_matches(mode: str, lines: list[str], head_limit: int | None) -> tupl
 
 async def grep_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Grep tool."""
-    mode = inp.opt_str("output_mode") or "files_with_matches"
-    head_limit = inp.int("head_limit")
+    mode = inp.opt_string("output_mode") or "files_with_matches"
+    head_limit = inp.integer("head_limit")
     # With a path filter, content and count lines name their file before a NUL byte, so a
     # file name holding `:` cannot hide which file a line came from.
     lines_filter = _LineFilter(ctx.path_filter, null_separated=mode != "files_with_matches")
     try:
-        target, is_dir = await _search_root(ctx, inp.opt_str("path"))
+        target, is_dir = await _search_root(ctx, inp.opt_string("path"))
         if not is_dir:
             await asyncio.to_thread(_check_file, target, ctx.path_filter)
         args = grep_args(inp, mode, target)

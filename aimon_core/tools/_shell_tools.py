@@ -87,11 +87,11 @@ def format_shell_result(result: ShellResult, timeout_ms: int) -> tuple[str, bool
 
 async def run_bash(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the Bash tool."""
-    command = inp.str("command")
-    timeout_ms = min(max(inp.int("timeout") or DEFAULT_TIMEOUT_MS, 1), MAX_TIMEOUT_MS)
-    description = inp.opt_str("description") or ""
+    command = inp.string("command")
+    timeout_ms = min(max(inp.integer("timeout") or DEFAULT_TIMEOUT_MS, 1), MAX_TIMEOUT_MS)
+    description = inp.opt_string("description") or ""
     try:
-        if inp.bool("run_in_background"):
+        if inp.boolean("run_in_background"):
             shell_id = await ctx.shell.start_background(command, cwd=ctx.cwd)
             return ToolResult.ok(
                 f"Started background shell {shell_id!r}. Read its output with BashOutput "
@@ -183,9 +183,9 @@ def _unknown(exc: UnknownShellError) -> ToolResult:
 
 async def bash_output(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the BashOutput tool."""
-    shell_id = inp.str("bash_id")
+    shell_id = inp.string("bash_id")
     pattern = None
-    if (text := inp.opt_str("filter")) is not None:
+    if (text := inp.opt_string("filter")) is not None:
         try:
             pattern = re.compile(text)
         except re.error as exc:
@@ -226,7 +226,7 @@ KILL_SHELL_SCHEMA = {
 
 async def kill_shell(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the KillShell tool."""
-    shell_id = inp.str("shell_id")
+    shell_id = inp.string("shell_id")
     try:
         out = await ctx.shell.kill_background(shell_id)
     except UnknownShellError as exc:

@@ -68,7 +68,7 @@ def todos_data(todos: tuple[Todo, ...]) -> list[dict[str, str]]:
 
 async def write_todos(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     """Run the TodoWrite tool."""
-    todos = parse_todos(inp.list("todos"))
+    todos = parse_todos(inp.array("todos"))
     active = [t.content for t in todos if t.status == "in_progress"]
     if len(active) > 1:
         return ToolResult.error(

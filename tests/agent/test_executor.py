@@ -54,7 +54,7 @@ def make_tool(name: str, run: Any, *, read_only: bool = True) -> Tool:
 
 
 async def echo(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
-    return ToolResult.ok("echo: " + str(tool_input.opt_str("text", "")))
+    return ToolResult.ok("echo: " + str(tool_input.opt_string("text", "")))
 
 
 def make_runtime(client: Any, *tools: Tool, **kw: Any) -> AgentRuntime:

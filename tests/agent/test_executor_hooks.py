@@ -28,7 +28,7 @@ PY = sys.executable
 
 
 async def shell(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
-    return ToolResult.ok("ran " + tool_input.str("command"))
+    return ToolResult.ok("ran " + tool_input.string("command"))
 
 
 SHELL = Tool(name="Bash", description="run", run=shell, read_only=True,

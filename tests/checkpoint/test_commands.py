@@ -133,7 +133,7 @@ def test_rewind_to_the_second_of_five_prompts(tmp_path: Path) -> None:
     assert "continues in session" in both
     assert (root / "step.txt").read_text() == "1\n"
     assert not (root / "other.txt").exists()
-    forks = [s for s in store.records.list(str(root.resolve()), 10) if s.id != seen["id"]]
+    forks = [s for s in store.records.list_sessions(str(root.resolve()), 10) if s.id != seen["id"]]
     assert {f.message_count for f in forks} == {4, 8}  # before prompt 2 and before prompt 3
     old = store.records.load(seen["id"])  # type: ignore[arg-type]
     assert len(old.transcript.messages) == 20  # the old branch stays whole

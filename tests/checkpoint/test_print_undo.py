@@ -45,7 +45,7 @@ def test_print_mode_undo_restores_and_says_what(tmp_path: Path,
     done = aimon(server, root, "--permission-mode", "acceptEdits", "-p", "rewrite a.py")
     assert done.returncode == 0, done.stderr
     assert (root / "src" / "a.py").read_text() == "gone = True\n"
-    (session,) = FileSessionRecordStore(user_data_dir()).list(str(root.resolve()), 5)
+    (session,) = FileSessionRecordStore(user_data_dir()).list_sessions(str(root.resolve()), 5)
     undone = aimon(server, root, "-p", "--resume", session.id, "/undo")
     assert undone.returncode == 0, undone.stderr
     assert "Restored the files as they were before prompt 1 ('rewrite a.py')" in undone.stdout

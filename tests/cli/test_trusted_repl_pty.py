@@ -126,7 +126,7 @@ def test_a_start_with_no_prompt_leaves_no_session(spawn: Spawn, home: Path) -> N
     child = spawn()
     editor_live(child)
     assert leave(child) == ""  # no resume hint: there is nothing to resume
-    assert FileSessionRecordStore(home / "data").list() == ()
+    assert FileSessionRecordStore(home / "data").list_sessions() == ()
     again = spawn("--continue", first=None)
     again.expect_exact("no session to continue")
     again.expect(pexpect.EOF)
@@ -161,7 +161,7 @@ def test_a_kill_mid_turn_resumes_with_a_well_formed_request(
     wait_until(lambda: len(server.requests) == 2, "the second request")
     child.kill(signal.SIGKILL)
     child.close()
-    [summary] = FileSessionRecordStore(home / "data").list()
+    [summary] = FileSessionRecordStore(home / "data").list_sessions()
     resumed = spawn("--resume", summary.id)
     resumed.send("three\r")
     finished(resumed, "After the crash.")

@@ -99,7 +99,7 @@ class Model:
 
 
 async def big(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
-    return ToolResult.ok(f"{tool_input.int('n')}:" + "r" * 8_000)
+    return ToolResult.ok(f"{tool_input.integer('n')}:" + "r" * 8_000)
 
 
 BIG = Tool(name="Big", description="Big", run=big, read_only=True,

@@ -58,13 +58,13 @@ def test_a_start_without_a_prompt_leaves_no_session(tmp_path: Path) -> None:
 
     async def main() -> str:
         live = await setup.open()
-        assert setup.records.list() == ()
+        assert setup.records.list_sessions() == ()
         assert live.transcript_path is not None  # hooks get where it will be
         await live.close()
         return live.id
 
     asyncio.run(main())
-    assert setup.records.list() == ()
+    assert setup.records.list_sessions() == ()
 
     async def with_prompt() -> None:
         live = await setup.open()
@@ -72,7 +72,7 @@ def test_a_start_without_a_prompt_leaves_no_session(tmp_path: Path) -> None:
         await live.close()
 
     asyncio.run(with_prompt())
-    [summary] = setup.records.list()
+    [summary] = setup.records.list_sessions()
     assert summary.message_count == 2
 
 

@@ -214,17 +214,18 @@ def test_list_is_newest_first_with_limit_and_project_filter(
         ids.append(record.id)
     store.append(ids[0], [Message.user("more")])  # session 0 is now the newest
 
-    listed = make_store().list()
+    listed = make_store().list_sessions()
     assert [s.id for s in listed] == [ids[0], ids[3], ids[2], ids[1]]
     assert [s.message_count for s in listed] == [2, 4, 3, 2]
     assert [s.title for s in listed] == ["question 0", "question 3", "question 2", "question 1"]
     assert listed[2].project_root == other_project
     assert listed[0].agent_ref == "default"
-    assert [s.id for s in make_store().list(limit=2)] == [ids[0], ids[3]]
-    assert [s.id for s in make_store().list(project_root=project)] == [ids[0], ids[3], ids[1]]
-    assert [s.id for s in make_store().list(project_root=other_project)] == [ids[2]]
-    assert make_store().list(project_root=project + "-none") == ()
-    assert make_store().list(limit=0) == ()
+    assert [s.id for s in make_store().list_sessions(limit=2)] == [ids[0], ids[3]]
+    in_project = make_store().list_sessions(project_root=project)
+    assert [s.id for s in in_project] == [ids[0], ids[3], ids[1]]
+    assert [s.id for s in make_store().list_sessions(project_root=other_project)] == [ids[2]]
+    assert make_store().list_sessions(project_root=project + "-none") == ()
+    assert make_store().list_sessions(limit=0) == ()
 
 
 def test_delete_removes_the_session(
@@ -238,7 +239,7 @@ def test_delete_removes_the_session(
 
     with pytest.raises(SessionNotFoundError):
         store.load(gone.id)
-    assert [s.id for s in store.list()] == [kept.id]
+    assert [s.id for s in store.list_sessions()] == [kept.id]
     store.create(gone)  # the id is free again
     assert store.load(gone.id) == gone
 

@@ -66,7 +66,7 @@ def test_a_non_regular_session_file_is_refused_and_left_out(
         other_path.mkdir()
 
     with caplog.at_level(logging.WARNING):
-        listed = finishes(lambda: FileSessionRecordStore(base).list(project))
+        listed = finishes(lambda: FileSessionRecordStore(base).list_sessions(project))
     assert [s.id for s in listed] == [record.id]  # type: ignore[attr-defined]
     assert "not a regular file" in caplog.text
 
@@ -125,7 +125,7 @@ def test_data_folders_and_files_are_private(base: Path, project: str) -> None:
     assert mode(base / "locks" / f"{record.id}.lock") == 0o600
     store.replace_transcript(record.id, [Message.user("compacted")])
     assert mode(path) == 0o600
-    store.list()
+    store.list_sessions()
     assert mode(base / "index.json") == 0o600
 
 

@@ -243,17 +243,17 @@ def test_listing_rebuilds_a_missing_or_corrupt_index(
 ) -> None:
     ids = make_sessions(file_store, project, clock, 3)
     index = tmp_path / "data" / "index.json"
-    expected = file_store.list()
+    expected = file_store.list_sessions()
     assert [s.id for s in expected] == ids[::-1]
     assert index.exists()
 
     index.unlink()
-    assert file_store.list() == expected
+    assert file_store.list_sessions() == expected
     assert json.loads(index.read_text())["version"] == 1
 
     for junk in (b"{corrupt", b"[]", b'{"version": 1, "sessions": {"x": 1}}', b""):
         index.write_bytes(junk)
-        assert file_store.list() == expected
+        assert file_store.list_sessions() == expected
         assert len(json.loads(index.read_text())["sessions"]) == 3
 
 
@@ -262,18 +262,18 @@ def test_listing_notices_appends_deletes_and_new_files(
 ) -> None:
     store = FileSessionRecordStore(tmp_path / "data", clock=clock)
     ids = make_sessions(store, project, clock, 3)
-    store.list()
+    store.list_sessions()
     other = FileSessionRecordStore(tmp_path / "data", clock=clock)  # e.g. another process
 
     other.append(ids[0], [Message.user("again")])
     other.delete(ids[1])
     new = make_sessions(other, "/other/project", clock, 1)
 
-    listed = store.list()
+    listed = store.list_sessions()
     assert [s.id for s in listed] == [new[0], ids[0], ids[2]]
     assert listed[1].message_count == 3
-    assert [s.id for s in store.list(project_root=project)] == [ids[0], ids[2]]
-    assert [s.id for s in store.list()] == [new[0], ids[0], ids[2]]
+    assert [s.id for s in store.list_sessions(project_root=project)] == [ids[0], ids[2]]
+    assert [s.id for s in store.list_sessions()] == [new[0], ids[0], ids[2]]
 
 
 def test_a_corrupt_session_file_is_left_out_of_listing(
@@ -283,14 +283,14 @@ def test_a_corrupt_session_file_is_left_out_of_listing(
     file_store.path_of(ids[0]).write_bytes(b"\x00\x00garbage\n")
     (file_store.path_of(ids[1]).parent / "notes.txt").write_text("not a session")
 
-    assert [s.id for s in file_store.list()] == [ids[1]]
+    assert [s.id for s in file_store.list_sessions()] == [ids[1]]
 
 
 def test_listing_a_thousand_sessions_is_served_by_the_index(
     file_store: FileSessionRecordStore, project: str, clock: FakeClock
 ) -> None:
     ids = make_sessions(file_store, project, clock, 1000)
-    first = file_store.list(limit=1000)
+    first = file_store.list_sessions(limit=1000)
     assert [s.id for s in first] == ids[::-1]
     assert {s.message_count for s in first} == {2}
 
@@ -303,6 +303,6 @@ def test_listing_a_thousand_sessions_is_served_by_the_index(
             f.write(b"#" * stat.st_size)
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
-    assert file_store.list(limit=1000) == first
-    assert file_store.list() == first[:50]
-    assert file_store.list(project_root=project, limit=3) == first[:3]
+    assert file_store.list_sessions(limit=1000) == first
+    assert file_store.list_sessions() == first[:50]
+    assert file_store.list_sessions(project_root=project, limit=3) == first[:3]
