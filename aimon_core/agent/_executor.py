@@ -113,7 +113,7 @@ class ExecutionRequest:
     ask: Asker | None = None
     # Called right before a tool runs (after hooks and the permission gate), so that a crash
     # recovery can tell a call that may have run from one that never did.
-    on_tool_started: Callable[[ToolUseBlock], None] = _ignore
+    on_tool_started: Callable[[ToolUseBlock], Awaitable[None] | None] = _ignore
     # Awaited before anything of the turn may change the project (the first tool call, or
     # UserPromptSubmit hooks): the checkpoint of the project taken while the turn starts.
     before_changes: Awaitable[object] | None = None
@@ -409,7 +409,9 @@ class OrcaExecutor:
         if not verdict.allowed:
             message = verdict.message or f"Permission to use {tool.name} was denied."
             return ToolResult.error(message + await hooks.permission_denied(use, message))
-        run.request.on_tool_started(use)
+        started = run.request.on_tool_started(use)
+        if started is not None:
+            await started  # recorded (durably) before the tool runs
         # Checked above; a hook's updated input is checked by execute_tool.
         result = await execute_tool(tool, tool_input, ctx, checked=tool_input is use.input)
         return await hooks.post_tool(use, tool_input, result)

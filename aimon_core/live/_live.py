@@ -53,6 +53,7 @@ from aimon_core.live._events import (
 )
 from aimon_core.live._history import stored_part, turn_history
 from aimon_core.live._questions import PendingQuestions
+from aimon_core.live._writer import SessionWriter
 from aimon_core.llm import Message, TextBlock, ToolUseBlock, Usage
 from aimon_core.session._ids import SessionId
 from aimon_core.session._record import (
@@ -94,6 +95,8 @@ class LiveSession:
         self._claimed = claimed
         self._record = claimed.record
         self._stored = claimed.stored  # (R) a new session reaches disk with its first message
+        # Every write to the session's files goes through one writer, off the event loop.
+        self._writer = SessionWriter()
         # (R) Stored tool results that lead the next prompt: not stored a second time.
         self._carried: Message | None = None
         self._context = replace(tool_context, session_id=claimed.record.id)
@@ -297,11 +300,13 @@ class LiveSession:
         """Store a budget override on the record (it survives resume)."""
         self._record = replace(self._record, budget_override=override)
         self._write_side(sync=True)
+        self._writer.flush_blocking()  # a setting the user made is on disk when it returns
 
     def set_approvals(self, approvals: tuple[str, ...]) -> None:
         """Store the session-scope approval rules on the record."""
         self._record = replace(self._record, approvals=approvals)
         self._write_side(sync=True)
+        self._writer.flush_blocking()  # a setting the user made is on disk when it returns
 
     async def close(self, *, reason: str = "other") -> None:
         """Stop any running turn, kill background shells and release the lease.
@@ -323,7 +328,10 @@ class LiveSession:
             await self.claude.aclose()
         for closer in self._closers:
             closer()
-        self._store.release(self._claimed)
+        try:
+            await self._writer.close()  # everything queued is on disk before the lease goes
+        finally:
+            self._store.release(self._claimed)
 
     async def _session_hook(self, event: HookEvent, *, source: str | None = None,
                             reason: str | None = None) -> None:
@@ -345,7 +353,7 @@ class LiveSession:
     def _ensure_stored(self) -> None:
         """(R) Write a new session the first time it has something to keep."""
         if not self._stored:
-            self._store.store_new(self._record, self._claimed)
+            self._writer.write(self._store.store_new, self._record, self._claimed)
             self._stored = True
 
     async def _turn(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget | None
@@ -420,6 +428,7 @@ class LiveSession:
             if finished:
                 self._count_turn(finished[-1])
             self._write_side(sync=True)
+            await self._writer.flush()  # the turn is on disk (fsync-ed) before it is reported
             if finished:
                 self._publish(TurnFinished(turn_id=turn_id, result=finished[-1],
                                            totals=self._record.totals))
@@ -434,8 +443,9 @@ class LiveSession:
     def _persist(self, message: Message) -> None:
         self._ensure_stored()
         message, self._carried = stored_part(message, self._carried), None
-        self._store.records.append(self.id, [message], lease=self._claimed.lease)
-        self.claude.append(message)
+        self._writer.write(self._store.records.append, self.id, [message],
+                           lease=self._claimed.lease)
+        self._writer.write(self.claude.append, message)
         self._record = replace(self._record,
                                transcript=self._record.transcript.appended([message]),
                                started_tool_ids=unanswered_tool_ids(
@@ -443,11 +453,11 @@ class LiveSession:
 
     # -- crash recovery: a call recorded as started and never answered may have run.
 
-    def _mark_started(self, use: ToolUseBlock) -> None:
+    async def _mark_started(self, use: ToolUseBlock) -> None:
         # Durable before the tool runs: after a crash the record must not say "not run".
         self._ensure_stored()
-        self._store.records.mark_tool_started(self.id, [use.id], lease=self._claimed.lease,
-                                              sync=True)
+        await self._writer.write_now(self._store.records.mark_tool_started, self.id, [use.id],
+                                     lease=self._claimed.lease, sync=True)
         self._record = replace(self._record,
                                started_tool_ids=(*self._record.started_tool_ids, use.id))
 
@@ -482,13 +492,15 @@ class LiveSession:
             if done.usage != Usage():
                 self._record = replace(self._record, totals=with_cost(self._record.totals, done))
                 self._write_side(sync=True)
+            await self._writer.flush()  # the compacted transcript is on disk when it is told
             self._publish(done)
             return done
 
     def _save_compaction(self, done: Compacted) -> None:
         """Keep the compacted transcript as a snapshot (what --resume starts from)."""
         self._ensure_stored()
-        self._store.records.replace_transcript(self.id, done.messages, lease=self._claimed.lease)
+        self._writer.write(self._store.records.replace_transcript, self.id, done.messages,
+                           lease=self._claimed.lease)
         self._record = replace(
             self._record, transcript=SessionTranscript(messages=done.messages),
             compaction_failure_count=self._compactor.failures,
@@ -499,7 +511,8 @@ class LiveSession:
         if not self._stored:  # (R) kept in memory; written with the session's first message
             return
         record = self._record
-        self._store.records.write_side(
+        self._writer.write(
+            self._store.records.write_side,
             self.id, totals=record.totals, budget_override=record.budget_override,
             compaction_failure_count=record.compaction_failure_count,
             approvals=record.approvals, lease=self._claimed.lease, sync=sync,
