@@ -34,21 +34,27 @@ def write_atomic(
     mode: int = 0o600,
     exclusive: bool = False,
     sync_dir: bool = True,
+    durable: bool = True,
+    clean: bool = True,
 ) -> None:
     """Write `target` whole or not at all, with permission bits `mode`.
 
     With `exclusive`, raise FileExistsError instead of replacing an existing target. Stale
-    temp files of earlier runs in the same folder are removed first. OSErrors (ENOSPC, EROFS,
-    EACCES) propagate; the temp file never stays behind.
+    temp files of earlier runs in the same folder are removed first (unless not `clean`: a
+    caller writing many files to one folder removes them once). Without `durable` nothing is
+    fsync-ed: for data that can be made again (caches, content-addressed copies). OSErrors
+    (ENOSPC, EROFS, EACCES) propagate; the temp file never stays behind.
     """
-    remove_stale_temps(target.parent)
+    if clean:
+        remove_stale_temps(target.parent)
     temp = temp_path(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         try:
             _write_all(fd, data)
             os.fchmod(fd, mode)  # exact bits, whatever the umask
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if exclusive:
@@ -58,7 +64,7 @@ def write_atomic(
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    if sync_dir:
+    if sync_dir and durable:
         fsync_dir(target.parent)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from aimon_core._atomic import temp_path
+from aimon_core._atomic import write_atomic
 from aimon_core.checkpoint._tree import DIR, FILE, LINK, CheckpointError, CheckpointStore, Entry
 
 _TEXT_LIMIT = 1024 * 1024  # bigger files are counted as binary: no line counts, no diff
@@ -202,20 +202,7 @@ def _write_entry(store: CheckpointStore, full: Path, entry: Entry) -> None:
             full.unlink()
         full.symlink_to(os.fsdecode(data))
         return
-    temp = temp_path(full)
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fchmod(fd, entry.mode)
-        finally:
-            os.close(fd)
-        temp.replace(full)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+    write_atomic(full, data, mode=entry.mode, sync_dir=False)
 
 
 def _check_name(path: str) -> None:

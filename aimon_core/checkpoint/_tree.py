@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_IFREG, S_ISDIR, S_ISLNK
 
-from aimon_core._atomic import private_dir, temp_path
+from aimon_core._atomic import private_dir, write_atomic
 
 # Folders and files that are build output or caches: never snapshotted, never restored.
 DEFAULT_EXCLUDES = (
@@ -96,15 +96,7 @@ def _name(entry: os.DirEntry[str]) -> str:
 
 def _write_quietly(path: Path, data: bytes) -> None:
     """Replace `path` whole, without fsync: a cache lost in a crash is only read again."""
-    temp = temp_path(path)
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        temp.replace(path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+    write_atomic(path, data, durable=False, clean=False)
 
 
 @dataclass(slots=True)
@@ -249,15 +241,8 @@ class CheckpointStore:
         target = self._object_path(digest)
         if not target.exists():
             private_dir(target.parent)
-            temp = temp_path(target)
-            try:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(zlib.compress(data, 1))
-                temp.replace(target)
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    temp.unlink()
+            # Content-addressed: a blob lost in a crash is written again by the next snapshot.
+            write_atomic(target, zlib.compress(data, 1), durable=False, clean=False)
         self._known.add(digest)
         return digest
 
