@@ -16,13 +16,19 @@ PICK = "__pick__"
 
 DESCRIPTION = "aimon: a coding agent in your terminal."
 EPILOG = """\
+\b
 examples:
   aimon                                   start a conversation in this project
   aimon "explain the build"               start with a first prompt
   aimon -p "list the TODOs"               one answer, printed (reads stdin if piped)
   aimon -p "/help"                        slash commands work in print mode too
   aimon -r                                pick a recent session to resume
-  aimon sessions list|show ID|delete ID   manage stored sessions
+\b
+commands:
+  aimon sessions list|show ID|delete ID   stored sessions
+  aimon skills list [--json]              skills loaded, and from where
+  aimon agents list [--json]              subagents loaded, and from where
+  aimon mcp list|get|add|remove           MCP servers
 """
 
 

@@ -19,7 +19,7 @@ def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
                       pretty_exceptions_enable=False, help=DESCRIPTION, epilog=EPILOG,
                       context_settings={"help_option_names": ["-h", "--help"]})
 
-    @app.command()
+    @app.command(epilog=EPILOG)
     def aimon(
         prompt: Annotated[str | None, typer.Argument(help="what to ask the agent")] = None,
         print_mode: Annotated[bool, typer.Option(

@@ -23,3 +23,19 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     # Claude Code's user settings (~/.claude) are read too: never the real user's.
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
     yield
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Byte-compile aimon once, as `pip install` does, before any test starts `aimon`.
+
+    CI machines set PYTHONDONTWRITEBYTECODE=1, so every `aimon` a test starts (hundreds) would
+    compile aimon's sources again: about 0.15 s of CPU each. Compiled once here, they only
+    load. (Each xdist worker runs this too; compiling is atomic and the second finds it done.)
+    """
+    import compileall
+
+    import aimon_cli
+    import aimon_core
+
+    for package in (aimon_core, aimon_cli):
+        compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
