@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from prompt_toolkit import PromptSession
 from rich.console import Console
 from rich.text import Text
 
@@ -20,7 +19,8 @@ def picker_lines(summaries: Sequence[SessionSummary]) -> list[str]:
     width = len(str(len(summaries)))
     return [
         f"{number:>{width}}. {item.id}  {format_ago(item.updated_at):>12}  "
-        f"{item.message_count:>4} messages  {item.title or '(no prompt yet)'}"
+        f"{item.message_count:>4} message{'s' * (item.message_count != 1)}  "
+        f"{item.title or '(no prompt yet)'}"
         for number, item in enumerate(summaries, 1)
     ]
 
@@ -36,26 +36,27 @@ def choose(answer: str, summaries: Sequence[SessionSummary]) -> str | None:
 
 async def pick_session(summaries: Sequence[SessionSummary], *,
                        console: Console | None = None) -> str | None:
-    """List recent sessions, numbered, and return the one chosen (None: none, or cancelled)."""
+    """List recent sessions and return the one chosen (None: none, or cancelled).
+
+    ↑/↓ (or a number key 1-9) highlight a session, Enter resumes it, Esc cancels.
+    """
+    import asyncio
+
+    from aimon_cli._choose import Choice, choose
+
     out = console or Console(highlight=False)
     summaries = [s for s in summaries if s.message_count > 0]  # an empty one has nothing
     if not summaries:
         out.print("No sessions in this project yet. Start one with: aimon")
         return None
     out.print(Text("Recent sessions in this project (newest first):", style="bold"))
-    for line in picker_lines(summaries):
-        out.print(Text(line))
-    prompt: PromptSession[str] = PromptSession()
-    while True:
-        try:
-            answer = await prompt.prompt_async(
-                f"Resume which session? 1-{len(summaries)} (Enter to cancel): ")
-        except (KeyboardInterrupt, EOFError):
-            return None
-        if not answer.strip():
-            return None
-        chosen = choose(answer, summaries)
-        if chosen is not None:
-            return chosen
-        out.print(Text(f"Type a number from 1 to {len(summaries)}, or press Enter to cancel.",
-                       style="yellow"))
+    choices = [Choice(keys=(str(number),) if number < 10 else (), value=item.id,
+                      label=f"{number}.", hint=line.split(". ", 1)[1])
+               for number, (item, line) in enumerate(
+                   zip(summaries, picker_lines(summaries), strict=True), 1)]
+    choices += [Choice(keys=("escape", "c-c"), value="", immediate=True)]
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    chosen = await choose("Resume which session? (↑/↓, Enter; Esc cancels)", tuple(choices),
+                          done=never, on_typed=lambda _: None, guard=0,
+                          keys=f"1-{min(len(summaries), 9)}")
+    return chosen or None

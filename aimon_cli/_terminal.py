@@ -134,3 +134,9 @@ async def tick(app: Any, busy: Callable[[], bool]) -> None:
         await asyncio.sleep(SPINNER_SECONDS if running else IDLE_SECONDS)
         if running and app.is_running and not app.is_done:
             app.invalidate()
+
+
+def redraw(app: Any) -> None:
+    """Redraw a running prompt now (the streamed text changed)."""
+    if app.is_running and not app.is_done:
+        app.invalidate()

@@ -517,7 +517,11 @@ class Renderer:
     def replay(self, messages: Sequence[Message], *, limit: int = REPLAY_MESSAGES) -> None:
         """Print the last user prompts and answers of a resumed session, shortened."""
         spoken = [m for m in messages if m.text.strip()]
-        shown = spoken[-limit:]
+        start = max(len(spoken) - limit, 0)
+        while start > 0 and spoken[start].role != "user" and len(spoken) - start < 2 * limit:
+            # an answer is shown with the prompt it answers
+            start -= 1
+        shown = spoken[start:]
         self.console.print(Text(
             f"── Resumed session {self.session_id} · {len(messages)} "
             f"message{'s' * (len(messages) != 1)} ──", style="dim"))

@@ -36,7 +36,7 @@ from aimon_cli._prompt import (
     prompt_history,
     taking_over,
 )
-from aimon_cli._terminal import PromptWriter, prompt_message, tick
+from aimon_cli._terminal import PromptWriter, prompt_message, redraw, tick
 from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
 if TYPE_CHECKING:
@@ -416,7 +416,9 @@ class ReplSession:
         from aimon_cli.render import Renderer
 
         renderer = Renderer(self.console, session_id=live.id, project_root=live.project_root)
-        renderer.on_change = self._live_changed
+        renderer.on_change = functools.partial(redraw, self._prompt.app)
+        if self._renderer is None:  # the first session: say which model answers
+            self._say(f"{live.runtime.model} · {live.runtime.client.provider}", "dim")
         self._renderer, self._live = renderer, live
         if live.commands is not None:  # the runtime's commands: system ones plus skills
             self.commands = live.commands
@@ -550,11 +552,6 @@ class ReplSession:
         terminal to report the cursor position, which not every terminal (or pty) does.
         """
         return prompt_message(self._renderer, self.questions.put_off(), get_app_or_none())
-
-    def _live_changed(self) -> None:
-        app = self._prompt.app
-        if app.is_running and not app.is_done:
-            app.invalidate()
 
     # ── output ───────────────────────────────────────────────────────────────────────────
 

@@ -36,7 +36,9 @@ class SessionWriter:
     async def flush(self) -> None:
         """Wait for every queued write; raise the first one that failed."""
         if self._last is not None:
-            await asyncio.wrap_future(self._last)
+            # Shielded: a waiter cancelled (an interrupted turn) must not cancel the write
+            # itself, or every later flush (close) raises CancelledError.
+            await asyncio.shield(asyncio.wrap_future(self._last))
         self._raise_failure()
 
     def flush_blocking(self) -> None:

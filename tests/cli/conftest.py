@@ -93,7 +93,7 @@ def leave(child: pexpect.spawn) -> str:
         session_id = child.match.group(1)
         child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0
+    assert child.exitstatus == 0, str(child.before)[-2000:]
     return str(session_id)
 
 

@@ -266,6 +266,7 @@ def test_replay_shows_the_last_prompts_and_answers() -> None:
     screen.renderer.replay(messages, limit=3)
     out = screen()
     assert out == (f"── Resumed session {SESSION} · 5 messages ──\n"
+                   "› first question\n"  # an answer shown comes with its prompt
                    "First answer.\n"
                    "› second question\n"
                    "Second answer.\n"

@@ -240,9 +240,10 @@ def test_resume_without_an_id_offers_a_numbered_list(
     picker = pexpect.spawn(AIMON, ["--provider", "anthropic", "--model", "claude-sonnet-4-5",
                                    "-r"], cwd=child.cwd, env=child.env, dimensions=(40, 120),
                            encoding="utf-8", timeout=TIMEOUT)
-    picker.expect_exact(f"1. {session_id}")
+    picker.expect_exact("❯ ")  # the first session is highlighted: arrow keys move it
+    picker.expect_exact(session_id)
     picker.expect_exact("Resume which session?")
-    picker.send("1\r")
+    picker.send("\x1b[B\x1b[A\r")  # down, up (there is one session), Enter
     picker.expect_exact(f"Resumed session {session_id}")
     assert leave(picker) == session_id
 
