@@ -18,6 +18,10 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
                   ) -> Iterator[None]:
     for name in _PROVIDER_VARS:
         monkeypatch.delenv(name, raising=False)
+    # pytest-xdist workers export COLUMNS=80 and LINES=24, which rich and prompt-toolkit
+    # prefer to the size of the pseudo-terminal a test gives `aimon`: never pass them on.
+    for name in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
     home: Path = tmp_path_factory.mktemp("aimon-home")
     monkeypatch.setenv("AIMON_HOME", str(home))
     # Claude Code's user settings (~/.claude) are read too: never the real user's.

@@ -84,3 +84,26 @@ class LayeredRegistry(Generic[T]):
                 shadows=tuple(self._shadows.get(name, ())),
             ))
         return tuple(entries)
+
+
+def disabling_name(text: str, *, default: str) -> str | None:
+    """Return the name an empty-bodied definition file switches off; None for a real one.
+
+    The name is the frontmatter's `name`, else `default` (the folder or file name).
+    """
+    from aimon_core.agent._definition import split_frontmatter
+
+    front, body = split_frontmatter(text)
+    if body.strip() or (front is None and text.strip()):
+        return None
+    name: object = None
+    if front:
+        import yaml
+
+        try:
+            fields = yaml.safe_load(front)
+        except yaml.YAMLError:
+            fields = None
+        if isinstance(fields, dict):
+            name = fields.get("name")
+    return name.strip() if isinstance(name, str) and name.strip() else default

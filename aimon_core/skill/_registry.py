@@ -15,8 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_core.agent._definition import split_frontmatter
-from aimon_core.skill._layers import Candidate, LayeredRegistry
+from aimon_core.skill._layers import Candidate, LayeredRegistry, disabling_name
 from aimon_core.skill._model import Layer, LoadFailure, Skill, SkillError
 from aimon_core.skill._parse import parse_skill
 
@@ -118,7 +117,7 @@ def _read(path: Path, layer: Layer) -> Candidate[Skill] | LoadFailure:
 
 
 def _from_text(text: str, path: Path, layer: Layer) -> Candidate[Skill] | LoadFailure:
-    disabled = _disabling_name(text, path)
+    disabled = disabling_name(text, default=path.parent.name)
     if disabled is not None:
         return Candidate(name=disabled, description="(disabled)", layer=layer, path=path,
                          value=None)
@@ -128,21 +127,3 @@ def _from_text(text: str, path: Path, layer: Layer) -> Candidate[Skill] | LoadFa
         return LoadFailure(path=path, layer=layer, message=exc.reason)
     return Candidate(name=skill.name, description=skill.description, layer=layer, path=path,
                      value=skill, warnings=skill.warnings)
-
-
-def _disabling_name(text: str, path: Path) -> str | None:
-    """Return the name an empty-bodied SKILL.md switches off; None for a real skill."""
-    front, body = split_frontmatter(text)
-    if body.strip() or (front is None and text.strip()):
-        return None
-    name: object = None
-    if front:
-        import yaml
-
-        try:
-            fields = yaml.safe_load(front)
-        except yaml.YAMLError:
-            fields = None
-        if isinstance(fields, dict):
-            name = fields.get("name")
-    return name.strip() if isinstance(name, str) and name.strip() else path.parent.name

@@ -15,9 +15,8 @@ from aimon_core.agent._definition import (
     AgentDefinition,
     AgentDefinitionError,
     parse_agent,
-    split_frontmatter,
 )
-from aimon_core.skill._layers import Candidate, LayeredRegistry
+from aimon_core.skill._layers import Candidate, LayeredRegistry, disabling_name
 from aimon_core.skill._model import Layer, LoadFailure
 from aimon_core.skill._registry import bundle_root
 
@@ -100,7 +99,7 @@ def scan_agent_folder(root: Path, layer: Layer
 
 def _from_text(text: str, path: Path, layer: Layer
                ) -> Candidate[AgentDefinition] | LoadFailure:
-    disabled = _disabling_name(text, path)
+    disabled = disabling_name(text, default=path.stem)
     if disabled is not None:
         return Candidate(name=disabled, description="(disabled)", layer=layer, path=path,
                          value=None)
@@ -110,21 +109,3 @@ def _from_text(text: str, path: Path, layer: Layer
         return LoadFailure(path=path, layer=layer, message=exc.reason)
     return Candidate(name=agent.name, description=agent.description, layer=layer, path=path,
                      value=agent, warnings=agent.warnings)
-
-
-def _disabling_name(text: str, path: Path) -> str | None:
-    """Return the name an empty-bodied agent file switches off; None for a real agent."""
-    front, body = split_frontmatter(text)
-    if body.strip() or (front is None and text.strip()):
-        return None
-    name: object = None
-    if front:
-        import yaml
-
-        try:
-            fields = yaml.safe_load(front)
-        except yaml.YAMLError:
-            fields = None
-        if isinstance(fields, dict):
-            name = fields.get("name")
-    return name.strip() if isinstance(name, str) and name.strip() else path.stem
