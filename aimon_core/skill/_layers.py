@@ -41,6 +41,18 @@ class LayeredRegistry(Generic[T]):
             self._add(candidate)
         self.failures: tuple[LoadFailure, ...] = tuple(failures)
 
+    @classmethod
+    def of(cls, loaded: Iterable[Candidate[T] | LoadFailure]) -> LayeredRegistry[T]:
+        """Compose what the layers loaded, lowest first; files that failed are kept aside."""
+        candidates: list[Candidate[T]] = []
+        failures: list[LoadFailure] = []
+        for item in loaded:
+            if isinstance(item, LoadFailure):
+                failures.append(item)
+            else:
+                candidates.append(item)
+        return cls(candidates, failures)
+
     def _add(self, candidate: Candidate[T]) -> None:
         name = candidate.name
         previous = self._winners.get(name)

@@ -54,14 +54,7 @@ def bundle_index(bundle: str = "default") -> tuple[tuple[str, tuple[str, ...]], 
 
 def load_skills(roots: SkillRoots) -> SkillRegistry:
     """Load every layer's skills and compose them by name."""
-    candidates: list[Candidate[Skill]] = []
-    failures: list[LoadFailure] = []
-    for candidate_or_failure in _all_layers(roots):
-        if isinstance(candidate_or_failure, LoadFailure):
-            failures.append(candidate_or_failure)
-        else:
-            candidates.append(candidate_or_failure)
-    return LayeredRegistry(candidates, failures)
+    return LayeredRegistry.of(_all_layers(roots))
 
 
 def default_roots(project_root: Path, bundled_dir: Path | None = None) -> SkillRoots:

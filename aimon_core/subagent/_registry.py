@@ -50,14 +50,7 @@ def builtin_agent_names(bundle: str = "default") -> tuple[str, ...]:
 
 def load_agents(roots: AgentRoots) -> AgentRegistry:
     """Load every layer's agent definitions and compose them by name."""
-    candidates: list[Candidate[AgentDefinition]] = []
-    failures: list[LoadFailure] = []
-    for item in _all_layers(roots):
-        if isinstance(item, LoadFailure):
-            failures.append(item)
-        else:
-            candidates.append(item)
-    return LayeredRegistry(candidates, failures)
+    return LayeredRegistry.of(_all_layers(roots))
 
 
 def _all_layers(roots: AgentRoots) -> Iterator[Candidate[AgentDefinition] | LoadFailure]:
