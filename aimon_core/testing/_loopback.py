@@ -141,6 +141,29 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body: Mapping[str, Any]
 
+    def tool_results(self) -> dict[str, str]:
+        """Return tool call id -> result text of every tool result the request sends back.
+
+        Both wire formats: Anthropic `tool_result` blocks and OpenAI `tool` messages.
+        """
+        found: dict[str, str] = {}
+        for message in self.body.get("messages", []):
+            if message.get("role") == "tool":
+                found[str(message.get("tool_call_id"))] = _text_of(message.get("content", ""))
+                continue
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                    found[str(block.get("tool_use_id"))] = _text_of(block.get("content", ""))
+        return found
+
+
+def _text_of(content: Any) -> str:
+    """Return the text of message content given as a string or as a list of text parts."""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+
 
 Responder = Callable[[RecordedRequest], Step]
 

@@ -39,14 +39,7 @@ def bash(command: str) -> Reply:
 
 def tool_results(server: LoopbackModelServer, index: int = -1) -> list[str]:
     """The tool result texts of one request the server received."""
-    out = []
-    for message in server.requests[index].body["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else ():
-            if block["type"] == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str)
-                           else "".join(part.get("text", "") for part in content))
-    return out
+    return list(server.requests[index].tool_results().values())
 
 
 def answer(child: pexpect.spawn, key: str) -> None:

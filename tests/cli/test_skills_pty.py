@@ -19,14 +19,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX p
 
 
 def tool_results(server: LoopbackModelServer, index: int) -> list[str]:
-    out: list[str] = []
-    for message in server.requests[index].body["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block["type"] == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str)
-                           else "".join(c.get("text", "") for c in content))
-    return out
+    return list(server.requests[index].tool_results().values())
 
 
 def test_slash_review_forks_the_code_reviewer_and_prints_its_answer(

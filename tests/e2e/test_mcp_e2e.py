@@ -63,14 +63,7 @@ def aimon(server: LoopbackModelServer, cwd: Path, *args: str, **env_extra: str
 
 def results(server: LoopbackModelServer) -> list[str]:
     """Tool result texts in the last request, in order."""
-    out: list[str] = []
-    for message in server.requests[-1].body["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block["type"] == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str)
-                           else "".join(c.get("text", "") for c in content))
-    return out
+    return list(server.requests[-1].tool_results().values())
 
 
 def tool_names(server: LoopbackModelServer, index: int = 0) -> set[str]:

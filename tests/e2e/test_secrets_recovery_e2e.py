@@ -8,9 +8,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -52,19 +51,6 @@ def user_settings(settings: dict[str, object]) -> None:
     (config / "settings.json").write_text(json.dumps(settings))
 
 
-def tool_results(body: Mapping[str, Any]) -> dict[str, str]:
-    """Return tool_use_id -> result text of every tool result in a request body."""
-    found: dict[str, str] = {}
-    for message in body["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block["type"] == "tool_result":
-                content = block["content"]
-                found[block["tool_use_id"]] = (
-                    content if isinstance(content, str)
-                    else "".join(c.get("text", "") for c in content))
-    return found
-
-
 def test_the_key_never_reaches_the_model(tmp_path: Path, server: LoopbackModelServer) -> None:
     (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
     server.add(
@@ -100,7 +86,7 @@ def test_passthrough_setting_passes_a_named_token(tmp_path: Path,
                            "--allowed-tools", "Bash(printenv:*)"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    passed, scrubbed, key = tool_results(server.requests[-1].body).values()
+    passed, scrubbed, key = server.requests[-1].tool_results().values()
     # Passed through to the command, and still redacted from what the model reads.
     assert passed.strip() == "[REDACTED:MY_SERVICE_TOKEN]"
     assert "o" * 12 not in scrubbed and "exit code 1" in scrubbed.lower()
@@ -136,7 +122,7 @@ def test_kill_9_after_write_then_resume_says_it_may_have_run(
     done = aimon(server, project, "-p", "--resume", session_id, "go on")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "checked"
-    (text,) = tool_results(server.requests[-1].body).values()
+    (text,) = server.requests[-1].tool_results().values()
     assert text == MAY_HAVE_RUN_RESULT
     record = store().load(parse_session_id(session_id))
     assert record.started_tool_ids == () and not record.load_warnings

@@ -23,14 +23,7 @@ def server() -> Iterator[LoopbackModelServer]:
 
 
 def _results(server: LoopbackModelServer) -> list[str]:
-    out: list[str] = []
-    for message in server.requests[-1].body["messages"]:
-        for block in message["content"] if isinstance(message["content"], list) else []:
-            if block["type"] == "tool_result":
-                content = block["content"]
-                out.append(content if isinstance(content, str)
-                           else "".join(c.get("text", "") for c in content))
-    return out
+    return list(server.requests[-1].tool_results().values())
 
 
 def test_print_mode_refuses_ways_around_deny_rules(tmp_path: Path,

@@ -594,3 +594,18 @@ def test_stop_is_prompt_even_with_a_stalled_stream_and_idle_keep_alive() -> None
     connection.close()
     with pytest.raises(RuntimeError, match="not started"):
         _ = server.port
+
+
+def test_recorded_requests_give_their_tool_results_in_both_wire_formats() -> None:
+    from aimon_core.testing import RecordedRequest
+
+    anthropic = RecordedRequest(provider="anthropic", path="/v1/messages", headers={}, body={
+        "messages": [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "one"},
+            {"type": "tool_result", "tool_use_id": "b",
+             "content": [{"type": "text", "text": "tw"}, {"type": "text", "text": "o"}]}]}]})
+    openai = RecordedRequest(provider="openai", path="/v1/chat/completions", headers={}, body={
+        "messages": [{"role": "user", "content": "go"},
+                     {"role": "tool", "tool_call_id": "c", "content": "three"}]})
+    assert anthropic.tool_results() == {"a": "one", "b": "two"}
+    assert openai.tool_results() == {"c": "three"}
