@@ -20,7 +20,6 @@ from pathlib import Path
 
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._bashpaths import path_problem
-from aimon_core.permission._gitcmd import git_config_problem
 from aimon_core.permission._guard import PathGuard
 from aimon_core.permission._readonly import (
     assignment_problem,
@@ -177,10 +176,8 @@ def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: st
         if start is None:
             continue
         # Arguments the rule spells out are the user's choice; wildcard ones are not.
-        vetoes = [reason for index, reason in escape_hatches(simple.argv) if index >= start]
-        configured = git_config_problem(simple.argv, cwd)
-        if configured is not None:
-            vetoes.append(configured)
+        vetoes = [reason for index, reason in escape_hatches(simple.argv, cwd=cwd)
+                  if index >= start]
         if not vetoes:
             return _Allowed(rule=rule)
         hatch = hatch or f"{vetoes[0]}; rule {rule.text} does not cover that"

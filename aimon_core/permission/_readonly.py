@@ -15,7 +15,7 @@ import functools
 import re
 from pathlib import Path
 
-from aimon_core.permission._gitcmd import git_hatches, git_read_only
+from aimon_core.permission._gitcmd import git_config_problem, git_hatches, git_read_only
 from aimon_core.permission._optspec import (
     OptionSpec,
     Parsed,
@@ -118,13 +118,18 @@ def _find_read_only(args: tuple[str, ...]) -> bool:
     return i == len(args)
 
 
-def escape_hatches(argv: tuple[str, ...]) -> tuple[Hatch, ...]:
-    """Return (index, reason) for each argument that lets ``argv`` run or write more."""
+def escape_hatches(argv: tuple[str, ...], *, cwd: Path | None = None) -> tuple[Hatch, ...]:
+    """Return (index, reason) for each argument that lets ``argv`` run or write more.
+
+    With `cwd`, a git repository whose configuration can run programs is a hatch too, at
+    index ``len(argv)``: no rule, however it is spelled, covers what the configuration runs.
+    """
     if not argv:
         return ()
     program = argv[0].rsplit("/", 1)[-1]
     if program == "git":
-        return git_hatches(argv)
+        configured = git_config_problem(argv, cwd) if cwd is not None else None
+        return (*git_hatches(argv), *(((len(argv), configured),) if configured else ()))
     entry = PROGRAMS.get(program)
     spec = entry.spec if entry is not None else HATCH_ONLY.get(program)
     hits: list[Hatch] = []
