@@ -113,6 +113,8 @@ class StallStream:
     reply: Reply
     after_events: int
     seconds: float
+    released: bool = False
+    """Go silent only until the test calls `server.release()` (still at most `seconds`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,12 +159,35 @@ class RecordedRequest:
                     found[str(block.get("tool_use_id"))] = _text_of(block.get("content", ""))
         return found
 
+    def system_text(self) -> str:
+        """Return the system prompt: Anthropic's `system`, or OpenAI's system messages."""
+        if "system" in self.body:
+            return _text_of(self.body["system"])
+        return "\n".join(_text_of(m.get("content", "")) for m in self.body.get("messages", [])
+                         if m.get("role") in ("system", "developer"))
+
+    def tool_names(self) -> list[str]:
+        """Return the names of the tools the request offers, in order (both wire formats)."""
+        return [str(tool.get("name") or tool.get("function", {}).get("name"))
+                for tool in self.body.get("tools", [])]
+
+    def conversation(self) -> list[tuple[str, str]]:
+        """Return (role, text) of every message but the system prompt, in order.
+
+        The text joins the message's text parts and tool results; OpenAI's tool results keep
+        their role "tool" (Anthropic's travel in a "user" message).
+        """
+        return [(str(m.get("role")), _text_of(m.get("content") or ""))
+                for m in self.body.get("messages", [])
+                if m.get("role") not in ("system", "developer")]
+
 
 def _text_of(content: Any) -> str:
     """Return the text of message content given as a string or as a list of text parts."""
     if isinstance(content, str):
         return content
-    return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+    return "".join(part.get("text") or _text_of(part.get("content") or "")
+                   for part in content if isinstance(part, Mapping))
 
 
 Responder = Callable[[RecordedRequest], Step]
@@ -228,6 +253,7 @@ class LoopbackModelServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._release = threading.Event()
 
     def start(self) -> LoopbackModelServer:
         """Bind a free port and serve in a daemon thread."""
@@ -253,6 +279,7 @@ class LoopbackModelServer:
             return
         self._httpd = self._thread = None
         self._stopping.set()
+        self._release.set()
         httpd.shutdown()
         httpd.close_connections()
         httpd.server_close()
@@ -292,6 +319,10 @@ class LoopbackModelServer:
         """Return how many scripted steps have not been consumed."""
         with self._lock:
             return len(self._steps)
+
+    def release(self) -> None:
+        """End the silence of the `StallStream(released=True)` that is stalling (or next)."""
+        self._release.set()
 
     def add(self, *steps: Step) -> None:
         """Append steps to the script."""
@@ -443,7 +474,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_truncated_json(wire.message_body(step.reply, body))
             case StallStream() if streaming:
                 events = wire.stream_events(step.reply, body)
-                self._stream(events, step.after_events, stall=step.seconds)
+                self._stream(events, step.after_events, stall=step.seconds,
+                             released=step.released)
             case StallStream():
                 if not self.owner._stopping.wait(step.seconds):
                     self._send_json(200, wire.message_body(step.reply, body))
@@ -458,7 +490,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._reset()
 
     def _stream(
-        self, events: list[bytes], count: int, *, graceful: bool = True, stall: float = 0.0
+        self, events: list[bytes], count: int, *, graceful: bool = True, stall: float = 0.0,
+        released: bool = False,
     ) -> None:
         """Send the first `count` events; stall, then send the rest if `stall`; end the body."""
         self.send_response(200)
@@ -471,7 +504,10 @@ class _Handler(BaseHTTPRequestHandler):
         for event in events[:count]:
             write(b"%x\r\n%s\r\n" % (len(event), event))
         if stall:
-            if self.owner._stopping.wait(stall):
+            if released:
+                self.owner._release.wait(stall)
+                self.owner._release.clear()
+            if self.owner._stopping.wait(0 if released else stall):
                 self.close_connection = True
                 return
             for event in events[count:]:

@@ -20,6 +20,8 @@ from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, Sta
 
 from .conftest import (
     AIMON,
+    MODEL,
+    PROVIDER,
     RESUME_HINT,
     TIMEOUT,
     Spawn,
@@ -87,7 +89,9 @@ def test_ctrl_c_mid_stream_keeps_the_prompt_and_a_valid_transcript(
     record = stored(home, leave(child))
     assert_valid_transcript(record)
     texts = [(m.role, m.text) for m in record.transcript.messages]
-    assert texts == [("user", "tell me a long story"), ("assistant", partial[:len(partial) // 2]),
+    kept = texts[1][1]  # what had streamed when the stream stalled: the wires cut it differently
+    assert kept.startswith("Partial answer.") and partial.startswith(kept)
+    assert texts == [("user", "tell me a long story"), ("assistant", kept),
                      ("user", "go on"), ("assistant", "Back again.")]
 
 
@@ -144,21 +148,23 @@ def test_budget_and_totals_survive_exit_and_resume(spawn: Spawn, server: Loopbac
 
 def test_text_typed_during_a_turn_is_queued_and_runs_next(
         spawn: Spawn, server: LoopbackModelServer) -> None:
-    server.add(StallStream(reply=Reply(text="Slow answer."), after_events=3, seconds=3),
+    server.add(StallStream(reply=Reply(text="Slow answer."), after_events=3, seconds=30,
+                           released=True),
                Reply(text="Queued answer."))
     child = spawn()
     child.send("first\r")
     child.expect_exact("Esc/Ctrl-C to interrupt")
     child.send("second\r")
     child.expect_exact("queued: second")
+    server.release()
     child.expect_exact("Slow answer.")
     child.expect_exact("› second")
     child.expect_exact("Queued answer.")
     leave(child)
     assert len(server.requests) == 2
-    second = server.requests[1].body["messages"]
-    assert [m["role"] for m in second] == ["user", "assistant", "user"]
-    assert "second" in str(second[2]["content"])
+    second = server.requests[1].conversation()
+    assert [role for role, _ in second] == ["user", "assistant", "user"]
+    assert "second" in second[2][1]
 
 
 def test_unknown_commands_get_a_suggestion(spawn: Spawn) -> None:
@@ -197,7 +203,7 @@ def test_esc_enter_inserts_a_newline_and_enter_sends_it_all(
     child.send("line two\r")
     child.expect_exact("Got both lines.")
     leave(child)
-    assert server.requests[0].body["messages"][0]["content"][0]["text"] == "line one\nline two"
+    assert server.requests[0].conversation()[0] == ("user", "line one\nline two")
 
 
 def test_a_pasted_block_stays_whole(spawn: Spawn, server: LoopbackModelServer) -> None:
@@ -208,8 +214,7 @@ def test_a_pasted_block_stays_whole(spawn: Spawn, server: LoopbackModelServer) -
     child.expect_exact("Got the paste.")
     leave(child)
     (request,) = server.requests
-    assert request.body["messages"][0]["content"][0]["text"] == \
-        "first line\nsecond line\n please"
+    assert request.conversation()[0] == ("user", "first line\nsecond line\n please")
 
 
 def test_esc_interrupts_a_running_turn(spawn: Spawn, server: LoopbackModelServer) -> None:
@@ -227,7 +232,7 @@ def test_an_initial_prompt_runs_first(spawn: Spawn, server: LoopbackModelServer)
     child = spawn("say hello")
     child.expect_exact("Answer to the initial prompt.")
     leave(child)
-    assert "say hello" in str(server.requests[0].body["messages"][0]["content"])
+    assert "say hello" in server.requests[0].conversation()[0][1]
 
 
 def test_resume_without_an_id_offers_a_numbered_list(
@@ -237,8 +242,8 @@ def test_resume_without_an_id_offers_a_numbered_list(
     child.send("remember this\r")
     child.expect_exact("Stored answer.")
     session_id = leave(child)
-    picker = pexpect.spawn(AIMON, ["--provider", "anthropic", "--model", "claude-sonnet-4-5",
-                                   "-r"], cwd=child.cwd, env=child.env, dimensions=(40, 120),
+    picker = pexpect.spawn(AIMON, ["--provider", PROVIDER, "--model", MODEL, "-r"],
+                           cwd=child.cwd, env=child.env, dimensions=(40, 120),
                            encoding="utf-8", timeout=TIMEOUT)
     picker.expect_exact("❯ ")  # the first session is highlighted: arrow keys move it
     picker.expect_exact(session_id)
@@ -284,6 +289,5 @@ def test_resume_in_the_repl_opens_another_agents_session_on_its_runtime(
     assert record.agent_ref.startswith("agent:reviewer:")  # agent scope is per project
     assert [m.text for m in record.transcript.messages if m.role == "user"] == [
         "hello reviewer", "and now?"]
-    system = str(server.requests[-1].body.get("system"))
-    assert "You are the reviewer of this project." in system
-    assert [tool["name"] for tool in server.requests[-1].body["tools"]] == ["Read"]
+    assert "You are the reviewer of this project." in server.requests[-1].system_text()
+    assert server.requests[-1].tool_names() == ["Read"]

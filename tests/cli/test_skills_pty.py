@@ -5,7 +5,6 @@ Every wait is on screen text, never a fixed sleep.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -33,9 +32,9 @@ def test_slash_review_forks_the_code_reviewer_and_prints_its_answer(
     child.expect_exact("REVIEW-VERDICT: no findings in calc.py")
     wait_prompt(child)
     leave(child)
-    first = server.requests[0].body
-    assert "reviewing a change" in json.dumps(first["system"])
-    assert "Review this change: calc.py" in json.dumps(first["messages"][0])
+    first = server.requests[0]
+    assert "reviewing a change" in first.system_text()
+    assert "Review this change: calc.py" in first.conversation()[0][1]
 
 
 def test_the_model_calls_skill_then_task(spawn: Spawn, server: LoopbackModelServer,
@@ -59,7 +58,7 @@ def test_the_model_calls_skill_then_task(spawn: Spawn, server: LoopbackModelServ
     child.expect_exact("ALL-DONE")
     wait_prompt(child)
     leave(child)
-    assert "- hello: Greets people." in json.dumps(server.requests[0].body["system"])
+    assert "- hello: Greets people." in server.requests[0].system_text()
     assert "Greet Ada warmly" in tool_results(server, 1)[0]
-    assert "codebase search specialist" in json.dumps(server.requests[2].body["system"])
+    assert "codebase search specialist" in server.requests[2].system_text()
     assert tool_results(server, 3)[-1] == "SUBAGENT-FOUND calc.py"

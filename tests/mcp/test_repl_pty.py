@@ -20,7 +20,7 @@ FAKE = str(Path(__file__).with_name("fake_server.py"))
 
 @pytest.fixture
 def server() -> Iterator[LoopbackModelServer]:
-    with LoopbackModelServer() as srv:
+    with LoopbackModelServer(provider="openai") as srv:
         yield srv
 
 
@@ -50,9 +50,9 @@ def test_first_prompt_is_drawn_while_a_slow_server_starts(
     settings.write_text(json.dumps({"mcpServers": {"slow": {
         "command": sys.executable, "args": [FAKE, "--delay", "5", "--ready", str(ready)]}}}))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
+    env.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
                AIMON_NO_LOCAL_PROBE="1", PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm")
-    child = pexpect.spawn(AIMON, ["--model", "claude-sonnet-4-5"], cwd=str(project), env=env,
+    child = pexpect.spawn(AIMON, ["--model", "gpt-5.4"], cwd=str(project), env=env,
                           dimensions=(40, 120), encoding="utf-8", timeout=30)
     try:
         child.expect_exact("›")

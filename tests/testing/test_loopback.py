@@ -7,6 +7,7 @@ import http.client
 import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable
@@ -609,3 +610,32 @@ def test_recorded_requests_give_their_tool_results_in_both_wire_formats() -> Non
                      {"role": "tool", "tool_call_id": "c", "content": "three"}]})
     assert anthropic.tool_results() == {"a": "one", "b": "two"}
     assert openai.tool_results() == {"c": "three"}
+
+
+def test_recorded_requests_read_the_same_in_both_wire_formats() -> None:
+    anthropic = RecordedRequest(provider="anthropic", path="/v1/messages", headers={}, body={
+        "system": [{"type": "text", "text": "Be brief."}],
+        "tools": [{"name": "Read", "input_schema": {}}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                     {"role": "assistant", "content": "hello"}]})
+    openai = RecordedRequest(provider="openai", path="/v1/chat/completions", headers={}, body={
+        "tools": [{"type": "function", "function": {"name": "Read", "parameters": {}}}],
+        "messages": [{"role": "system", "content": "Be brief."},
+                     {"role": "user", "content": "hi"},
+                     {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}]})
+    for request in (anthropic, openai):
+        assert request.system_text() == "Be brief."
+        assert request.tool_names() == ["Read"]
+        assert request.conversation() == [("user", "hi"), ("assistant", "hello")]
+
+
+def test_a_released_stall_waits_for_the_test_not_the_clock() -> None:
+    stall = StallStream(reply=Reply(text="Hello"), after_events=3, seconds=60, released=True)
+    with LoopbackModelServer([stall]) as server:
+        body: list[bytes] = []
+        reader = threading.Thread(target=lambda: body.append(
+            _post(server, "/v1/messages", {"model": "m", "stream": True})))
+        reader.start()
+        server.release()
+        reader.join(timeout=10)
+    assert body and b"message_stop" in body[0]
