@@ -8,6 +8,7 @@ never count, and text typed into a question is kept for the prompt, never sent o
 from __future__ import annotations
 
 import asyncio
+import re
 import textwrap
 import time
 from collections.abc import Callable
@@ -94,10 +95,15 @@ TRUST_CHOICES = (
 )
 
 
+class _PathWrapper(textwrap.TextWrapper):
+    # Words break at spaces, and a path (a rule's) also after a "/" inside it, not mid-name.
+    wordsep_simple_re = re.compile(r"(\s+|(?<=[^\s/]/)(?=[^\s/]))")
+
+
 def wrap_hint(prefix: str, text: str, width: int) -> list[str]:
     """Return `prefix + text` wrapped at word boundaries, later lines indented under it."""
     room = max(width - len(prefix) - 1, 12)
-    lines = textwrap.wrap(text, room, break_long_words=True, break_on_hyphens=False) or [""]
+    lines = _PathWrapper(room, break_on_hyphens=False).wrap(text) or [""]
     return [prefix + lines[0], *(" " * len(prefix) + line for line in lines[1:])]
 
 

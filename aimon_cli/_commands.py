@@ -6,6 +6,9 @@ Arguments are parsed by the Typer app in `_args.py` (`aimon` alone skips it); th
 
 from __future__ import annotations
 
+import dataclasses
+import io
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +18,7 @@ if TYPE_CHECKING:
     from aimon_cli._args import RootArgs
     from aimon_cli._early import EarlyPrompt
     from aimon_core.live import LiveSession
-    from aimon_core.runtime import AgentRuntimeRegistry, RuntimeFlags
+    from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, RuntimeFlags
     from aimon_core.session import SessionStore
 
 SUBCOMMANDS = ("sessions", "mcp", "skills", "agents")
@@ -60,6 +63,17 @@ def root(args: RootArgs) -> int:
 
         sys.stdout.write(f"aimon {__version__}\n")
         return 0
+    # `echo "fix it" | aimon`: stdin is not a terminal, so nobody could type at a REPL;
+    # the piped text (and any PROMPT) runs in print mode, with the same options as `-p`.
+    if not args.print_mode and not (sys.stdin is not None and sys.stdin.isatty()):
+        args = dataclasses.replace(args, print_mode=True)
+    if not args.print_mode:  # the REPL: say what to set before a prompt takes typing
+        from aimon_cli._early import provider_problem
+
+        if (problem := provider_problem(
+                provider=args.provider, model=args.model, base_url=args.base_url,
+                project_root=Path.cwd().resolve(), env=os.environ)) is not None:
+            raise CommandExitError(1, problem)
     early = _paint_first_prompt(args)
     try:
         return _root(args, early)
@@ -137,7 +151,7 @@ def _target_session(launch: Launch, store: SessionStore) -> str | None:
 
 
 async def _open_live(registry: AgentRuntimeRegistry, store: SessionStore,
-                     session_id: str | None) -> LiveSession:
+                     session_id: str | None) -> tuple[AgentAssembly, LiveSession]:
     """Build the session's agent runtime (imports the SDK, off the event loop) and open it."""
     import asyncio
 
@@ -155,21 +169,32 @@ async def _open_live(registry: AgentRuntimeRegistry, store: SessionStore,
     if assembly.mcp is not None:  # print mode waits for its MCP servers (MCP_TIMEOUT at most)
         assembly.start_background(lambda text: print(f"aimon: {text}", file=sys.stderr))
         await assembly.mcp.wait_ready(assembly.mcp.options.connect_timeout)
-    return await assembly.open_session(store, session_id=session_id)
+    return assembly, await assembly.open_session(store, session_id=session_id)
 
 
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,
                 max_iterations: int | None) -> int:
     import asyncio
 
-    from aimon_cli._print import PrintJob, exit_code, read_prompt, run_print
+    from aimon_cli._print import (
+        EXIT_OUTPUT_CLOSED,
+        OutputClosedError,
+        PrintJob,
+        exit_code,
+        read_prompt,
+        run_print,
+    )
     from aimon_cli._store import default_store
     from aimon_core.runtime import AgentRuntimeRegistry, RuntimeSetupError
     from aimon_core.session import SessionError
 
     if launch.pick:
         raise _fail("-r without a session id needs the interactive mode; pass the id with -p")
-    text = read_prompt(prompt, sys.stdin)
+    stdin = sys.stdin or io.StringIO()  # None: file descriptor 0 is closed
+    text = read_prompt(prompt, stdin)
+    if not text and not stdin.isatty():  # `aimon < /dev/null`, `true | aimon`
+        raise _fail('no prompt: stdin is not a terminal and is empty; pass one '
+                    '(aimon -p "...") or run aimon in a terminal')
     if not text:
         raise _fail("no prompt: pass one after -p or pipe it on stdin")
     store = default_store()
@@ -181,9 +206,10 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
             launch.project_root, launch.flags,
             on_notice=notice)
         try:
-            live = await _open_live(registry, store, session_id)
+            assembly, live = await _open_live(registry, store, session_id)
             try:
-                result = await run_print(job, live, sys.stdout, sys.stderr)
+                result = await run_print(job, live, sys.stdout, sys.stderr,
+                                         policy=assembly.policy)
             finally:
                 await live.close()
         finally:
@@ -194,6 +220,8 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
         return asyncio.run(go())
     except (RuntimeSetupError, SessionError) as exc:
         raise _fail(str(exc), 2 if isinstance(exc, RuntimeSetupError) else 1) from None
+    except OutputClosedError:  # the reader of stdout went away: quietly, as `yes | head`
+        return EXIT_OUTPUT_CLOSED
     except KeyboardInterrupt:
         sys.stderr.write("aimon: interrupted\n")
         return 130

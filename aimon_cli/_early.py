@@ -10,14 +10,20 @@ reads the waiting keys as if they had been typed at its prompt (Enter, Ctrl-D an
 included; Ctrl-C before the editor runs stops aimon, as it would without an early prompt).
 If aimon leaves first, `give_back` restores the terminal.
 
+Before any of that, `provider_problem` tells whether a model provider can be used at all, from
+the flags and the environment alone (a key or a base URL set): with none, aimon says what to
+set and exits instead of drawing a prompt that could never be answered.
+
 This module imports nothing that is not already loaded but `termios`: it runs on the
-critical path.
+critical path (the provider check imports more only when it is about to fail).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 _BRACKETED_PASTE_ON, _BRACKETED_PASTE_OFF = "\x1b[?2004h", "\x1b[?2004l"
@@ -118,3 +124,91 @@ def _grey(text: str) -> str:
     if os.environ.get("TERM") in ("linux", "eterm-color"):  # 16 colours
         return f"\x1b[0;90m{text}\x1b[0m"
     return f"\x1b[0;38;5;102m{text}\x1b[0m"
+
+
+_PROVIDERS = ("anthropic", "openai")
+# The keys of a settings file that choose the model (aimon's and Claude Code's files alike).
+_MODEL_KEYS = (b'"provider"', b'"model"', b'"base_url"')
+_OLLAMA = ("127.0.0.1", 11434)
+
+
+def provider_problem(*, provider: str | None, model: str | None, base_url: str | None,
+                     project_root: Path, env: Mapping[str, str]) -> str | None:
+    """Return what to set because no model provider can be used, or None when one may be.
+
+    Cheap when a provider is configured: the flags and `env` are read, nothing imported. Only
+    when they name no usable provider are the settings files looked at, then Ollama's port;
+    if a settings file names a provider, model or base URL, or something listens on Ollama's
+    port, this says None and the runtime decides later (with the trust gate and the probe).
+    The verdict and its message are `choose_provider`'s, the runtime's own.
+    """
+    if _configured(provider, model, base_url, env):
+        return None
+    if any(_names_a_model(path) for path in settings_files(project_root, env)):
+        return None
+    if not env.get("AIMON_NO_LOCAL_PROBE") and _ollama_listens():
+        return None
+    from aimon_core.llm import ModelConfigError, choose_provider  # ~50 ms, only on the way out
+
+    try:
+        choose_provider(provider=provider, model=model, base_url=base_url, env=env,
+                        probe_local=lambda: None)
+    except ModelConfigError as exc:
+        return exc.message
+    return None
+
+
+def _configured(provider: str | None, model: str | None, base_url: str | None,
+                env: Mapping[str, str]) -> bool:
+    """Tell whether flags and `env` choose a provider with its key or base URL (as
+    `choose_provider` does: flags, then AIMON_PROVIDER and AIMON_MODEL, then keys)."""
+    env_model = env.get("AIMON_MODEL") or None
+    chosen = (provider or _implied(model) or ("openai" if base_url else None)
+              or env.get("AIMON_PROVIDER") or _implied(env_model)
+              or next((name for name in _PROVIDERS if env.get(f"{name.upper()}_API_KEY")
+                       or env.get(f"{name.upper()}_BASE_URL")), None))
+    if chosen not in _PROVIDERS:
+        return False
+    prefix = chosen.upper()
+    url = base_url or env.get(f"{prefix}_BASE_URL")
+    if not (env.get(f"{prefix}_API_KEY") or url):
+        return False
+    return not (chosen == "openai" and url and not (model or env_model))
+
+
+def _implied(model: str | None) -> str | None:
+    if not model:
+        return None
+    if model.startswith("claude"):
+        return "anthropic"
+    return "openai" if model.startswith(("gpt", "o1", "o3", "o4", "chatgpt")) else None
+
+
+def settings_files(project_root: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
+    """Return the settings files the runtime reads (`aimon_core.config.settings_paths`)."""
+    from aimon_core.session._paths import user_config_dir  # platformdirs, not the config package
+
+    configured = env.get("CLAUDE_CONFIG_DIR")
+    claude_user = Path(configured).expanduser() if configured else Path.home() / ".claude"
+    root = project_root.absolute()
+    return (claude_user / "settings.json", user_config_dir() / "settings.json",
+            root / ".claude" / "settings.json", root / ".claude" / "settings.local.json",
+            root / ".aimon" / "settings.json", root / ".aimon" / "settings.local.json")
+
+
+def _names_a_model(path: Path) -> bool:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return any(key in data for key in _MODEL_KEYS)
+
+
+def _ollama_listens() -> bool:
+    import socket
+
+    try:
+        with socket.create_connection(_OLLAMA, timeout=0.3):
+            return True
+    except OSError:
+        return False

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
-from aimon_core.command import format_ago
+from aimon_core.command import format_when
 
 if TYPE_CHECKING:
     from aimon_core.session import SessionSummary
 
 
-def picker_lines(summaries: Sequence[SessionSummary]) -> list[str]:
-    """Return the numbered listing lines."""
+def picker_lines(summaries: Sequence[SessionSummary], now: datetime | None = None) -> list[str]:
+    """Return the numbered listing lines (times as `format_when` writes them)."""
     width = len(str(len(summaries)))
+    times = [format_when(item.updated_at, now) for item in summaries]
+    at_width = max(map(len, times), default=0)
     return [
-        f"{number:>{width}}. {item.id}  {format_ago(item.updated_at):>12}  "
+        f"{number:>{width}}. {item.id}  {at:>{at_width}}  "
         f"{item.message_count:>4} message{'s' * (item.message_count != 1)}  "
         f"{item.title or '(no prompt yet)'}"
-        for number, item in enumerate(summaries, 1)
+        for number, (item, at) in enumerate(zip(summaries, times, strict=True), 1)
     ]
 
 

@@ -1,10 +1,12 @@
 """The REPL's prompt parts: style, slash-command completer, history file, SIGINT handling,
-and the terminal input that takes over from the early prompt."""
+long pastes folded into placeholders, and the terminal input that takes over from the early
+prompt."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import signal
 import sys
 import threading
@@ -14,10 +16,19 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import (
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
 from aimon_core.command import CommandRegistry
@@ -64,6 +75,93 @@ def prompt_history(path: Path) -> History:
         log.warning("prompt history %s is not writable (%s); keeping it in memory", path, exc)
         return InMemoryHistory()
     return FileHistory(str(path))
+
+
+# A paste of more lines than this shows as a placeholder; the prompt sends it whole.
+PASTE_FOLD_LINES = 10
+
+
+class Pastes:
+    """The long pastes of the prompt being edited, each shown as a placeholder in the box.
+
+    `[Pasted text +12 lines]`, then `[Pasted text #2 +40 lines]`...: what is typed around a
+    placeholder stays as typed; Backspace right after one removes it whole; `expand` puts
+    the pasted text back when the prompt is sent (the model, the transcript and the history
+    get the whole text). A placeholder edited into something else is sent as typed.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def fold(self, text: str) -> str:
+        """Return what to insert for pasted `text`: itself, or a placeholder if it is long."""
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # as prompt-toolkit's paste
+        lines = len(text.splitlines())
+        if lines <= PASTE_FOLD_LINES:
+            return text
+        number = len(self._texts) + 1
+        placeholder = f"[Pasted text {f'#{number} ' if number > 1 else ''}+{lines} lines]"
+        self._texts[placeholder] = text
+        return placeholder
+
+    def expand(self, text: str) -> str:
+        """Return `text` with every placeholder replaced by its pasted text (in one pass:
+        a pasted text that looks like a placeholder stays as it is)."""
+        if not self._texts:
+            return text
+        pattern = "|".join(re.escape(placeholder) for placeholder in self._texts)
+        return re.sub(pattern, lambda match: self._texts[match.group()], text)
+
+    def take(self, text: str) -> str:
+        """Return the prompt `text` to send, expanded; forget the pastes (numbering restarts)."""
+        text = self.expand(text)
+        self._texts.clear()
+        return text
+
+    def ending(self, text: str) -> str | None:
+        """Return the placeholder `text` ends with, if any."""
+        return next((p for p in self._texts if text.endswith(p)), None)
+
+    def with_keys(self, others: KeyBindings) -> KeyBindingsBase:
+        """Return `others` with the keys that fold long pastes and delete a placeholder whole."""
+        bindings = KeyBindings()
+
+        @bindings.add(Keys.BracketedPaste)
+        def _paste(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text(self.fold(event.data))
+
+        @bindings.add("backspace", filter=Condition(self._after_placeholder))
+        def _delete(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            placeholder = self.ending(buffer.document.text_before_cursor)
+            buffer.delete_before_cursor(len(placeholder or " "))
+
+        return merge_key_bindings([others, bindings])
+
+    def _after_placeholder(self) -> bool:
+        app = get_app_or_none()
+        return app is not None and self.ending(
+            app.current_buffer.document.text_before_cursor) is not None
+
+
+class PastingHistory(History):
+    """A prompt history that keeps what was sent: pastes whole, not their placeholders."""
+
+    def __init__(self, inner: History, pastes: Pastes) -> None:
+        super().__init__()
+        self.inner, self._pastes = inner, pastes
+
+    def load_history_strings(self) -> Iterable[str]:
+        """Return the inner history's strings, newest first."""
+        return self.inner.load_history_strings()
+
+    def store_string(self, string: str) -> None:
+        """Store `string` (expanded by `append_string`) in the inner history."""
+        self.inner.store_string(string)
+
+    def append_string(self, string: str) -> None:
+        """Add `string` (expanded) to the history: recalled, it holds the pasted text."""
+        super().append_string(self._pastes.expand(string))
 
 
 def catch_sigint(loop: asyncio.AbstractEventLoop, on_sigint: Callable[[], None]

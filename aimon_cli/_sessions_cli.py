@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from aimon_cli._store import default_store, resolve_session_id
+from aimon_core.command import format_when
 from aimon_core.session import (
     SessionError,
     SessionStore,
@@ -21,19 +22,14 @@ from aimon_core.session import (
 sessions_app = typer.Typer(add_completion=False, rich_markup_mode=None,
                            help="List, show and delete stored sessions.",
                            context_settings={"help_option_names": ["-h", "--help"]})
+WHEN_WIDTH = len("Nov 28 2025 14:05")
 
 
-def when(moment: datetime) -> str:
-    """Return a short local time for listings."""
-    local = moment.astimezone()
-    today = datetime.now(UTC).astimezone().date()
-    return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
-
-
-def summary_line(item: SessionSummary) -> str:
-    """Return one listing line."""
+def summary_line(item: SessionSummary, now: datetime | None = None) -> str:
+    """Return one listing line (the time as `format_when` writes it)."""
     title = item.title or "(no prompt yet)"
-    return f"{item.id}  {when(item.updated_at):>16}  {item.message_count:>5} msgs  {title}"
+    at = format_when(item.updated_at, now)
+    return f"{item.id}  {at:>{WHEN_WIDTH}}  {item.message_count:>5} msgs  {title}"
 
 
 @sessions_app.command("list")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from prompt_toolkit.application import get_app_or_none
@@ -30,6 +31,7 @@ IDLE_SECONDS = 0.5
 # The streamed text shown live never takes more than the screen less this many rows
 # (the spinner, the prompt and some scrollback stay visible).
 KEEP_ROWS = 8
+RUNNING_CALLS = 5  # the live area lists at most this many running tool calls
 
 
 class PromptWriter(io.TextIOBase):
@@ -115,20 +117,89 @@ def prompt_message(renderer: Renderer | None, put_off: int, app: Any) -> StyleAn
     if renderer is None or not renderer.activity.busy or done:
         return prompt
     size = app.output.get_size() if app is not None else None
-    live = live_lines(renderer.live_text(), columns=size.columns if size else 80,
-                      rows=size.rows if size else 24)
+    columns, rows = (size.columns, size.rows) if size else (80, 24)
+    calls = running_lines(renderer.running_calls(), columns=columns)
+    live = live_lines(renderer.live_text(), columns=columns, rows=rows - len(calls))
     frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-    return [*live, ("class:spinner", f"{frame} "),
-            ("class:activity", f"{renderer.activity.describe()} · Esc/Ctrl-C to interrupt\n"),
+    spinner = fit(f"{frame} {renderer.activity.describe()} · Esc/Ctrl-C to interrupt", columns)
+    return [*live, *calls, ("class:spinner", spinner[:1]), ("class:activity", spinner[1:] + "\n"),
             *prompt]
+
+
+def fit(line: str, columns: int) -> str:
+    """Return `line` cut to fit one row of `columns` (an ellipsis marks the cut).
+
+    The spinner and the running calls stay one row each, however long: the live area keeps
+    its height, and a narrower terminal rewraps fewer rows (see `guard_resize`).
+    """
+    width = max(columns - 1, 1)  # the last column would wrap in some terminals
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def running_lines(calls: list[str], *, columns: int) -> StyleAndTextTuples:
+    """Return the headers of the running tool calls as live lines (the last few)."""
+    shown = calls[-RUNNING_CALLS:]
+    out: StyleAndTextTuples = []
+    if len(calls) > len(shown):
+        out.append(("class:activity", f"… {len(calls) - len(shown)} more running\n"))
+    out += [("bold", fit(call, columns) + "\n") for call in shown]
+    return out
+
+
+def rewrapped_rows(widths: Sequence[int], cursor_x: int, columns: int) -> int:
+    """Return how many rows above the cursor the drawn rows take once rewrapped at `columns`.
+
+    Args:
+        widths: the width of each drawn row above the cursor's row, top first.
+        cursor_x: the cursor's column in its row (a long typed line rewraps too).
+    """
+    columns = max(columns, 1)
+    return sum(max(1, -(-width // columns)) for width in widths) + cursor_x // columns
+
+
+def guard_resize(app: Any) -> None:
+    """Make `app` erase all of its live area after the terminal is narrowed.
+
+    prompt-toolkit erases before a redraw by moving up as many rows as it drew. Most
+    terminals (VTE, kitty, iTerm2, Windows Terminal, tmux) rewrap lines when narrowed: a
+    drawn row wider than the new width then takes two rows, and the erase left its first
+    part on screen (a stale spinner line). So move up the extra rows first. xterm does not
+    rewrap (it sets XTERM_VERSION): there the extra rows would be output, so nothing changes.
+    """
+    if os.environ.get("XTERM_VERSION") or getattr(app, "_aimon_guarded", False):
+        return
+    resize = app._on_resize  # prompt-toolkit binds it (SIGWINCH, size polling) at each run
+
+    def on_resize() -> None:
+        extra = _extra_rows(app.renderer, app.output.get_size().columns)
+        if extra > 0:
+            app.output.cursor_up(extra)
+        resize()
+
+    app._on_resize, app._aimon_guarded = on_resize, True
+
+
+def _extra_rows(renderer: Any, columns: int) -> int:
+    """Return how many more rows than drawn the live area takes after a rewrap at `columns`."""
+    screen, cursor = renderer._last_screen, renderer._cursor_pos
+    if screen is None or cursor.y <= 0:
+        return 0
+    widths = []
+    for y in range(cursor.y):
+        row = screen.data_buffer.get(y, {})
+        widths.append(max((x + char.width for x, char in row.items() if char.char.strip()),
+                          default=0))
+    return rewrapped_rows(widths, int(cursor.x), columns) - int(cursor.y)
 
 
 async def tick(app: Any, busy: Callable[[], bool]) -> None:
     """Redraw the spinner while a turn runs; idle, wake rarely (no CPU at an empty prompt).
 
     prompt-toolkit's refresh_interval redrew the idle prompt 8 times a second (~2 % of a
-    core measured by bench/bench_repl.py); this ticker keeps it near 0 %.
+    core measured by bench/bench_repl.py); this ticker keeps it near 0 %. It also guards
+    the prompt's redraw after a resize (`guard_resize`).
     """
+    guard_resize(app)
     while True:
         running = busy()
         await asyncio.sleep(SPINNER_SECONDS if running else IDLE_SECONDS)

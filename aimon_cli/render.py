@@ -52,6 +52,7 @@ REPLAY_MESSAGES = 6
 REPLAY_LINES = 12
 LABEL_CHARS = 80
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 _LIMIT_HINTS = {
     StopCause.ITERATION_LIMIT: "raise it with /budget iterations N",
@@ -81,21 +82,36 @@ def split_complete(buffer: str) -> tuple[str, str]:
     """Split streamed Markdown into (complete blocks, the rest still being written).
 
     Outside a code fence a blank line ends a block; inside one only the closing fence does.
+    In a list, the block ends there only once the next line starts at the margin: an
+    indented line goes on the item (its second paragraph or its code keeps the indent).
     """
     fence = ""
     cut = pos = 0
+    in_list = False  # the block after `cut` has a list item
+    ended = -1  # where a list's block ends if the next line is not indented
     for line in buffer.splitlines(keepends=True):
+        if ended >= 0 and line.strip():
+            if not line[0].isspace():
+                cut, in_list = ended, False
+            ended = -1
         if not line.endswith("\n"):
             break
         pos += len(line)
         marker = _FENCE.match(line)
+        block_ends = False
         if fence:
             if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence) \
                     and not line.strip().strip(fence[0]):
-                fence, cut = "", pos
+                fence, block_ends = "", True
         elif marker:
             fence = marker.group(1)
         elif not line.strip():
+            block_ends = True
+        elif _ITEM.match(line):
+            in_list = True
+        if block_ends and in_list:
+            ended = pos
+        elif block_ends:
             cut = pos
     return buffer[:cut], buffer[cut:]
 
@@ -254,11 +270,13 @@ def resolved_line(answer: ApprovalAnswer, remembered: str, request: ApprovalRequ
     return Text(f"✓ allowed {_ALLOWED[answer.scope]}: {remembered or label}", style="green")
 
 
-def status_line(usage: Usage, cost_usd: float, session_id: str) -> Text:
-    """Return the line shown after a turn: tokens, cost and session."""
+def status_line(usage: Usage, cost_usd: float, session_id: str, *,
+                estimated: bool = False) -> Text:
+    """Return the line shown after a turn: tokens, cost (`~` if estimated) and session."""
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
-    parts = [f"{format_tokens(prompt)} in", f"{format_tokens(usage.output_tokens)} out",
-             format_cost(cost_usd)]
+    about = "~" if estimated else ""  # an interrupted call: counted from what streamed
+    parts = [f"{about}{format_tokens(prompt)} in", f"{about}{format_tokens(usage.output_tokens)}"
+             " out", about + format_cost(cost_usd)]
     if session_id:
         parts.append(f"session {session_id}")
     return Text("─ " + " · ".join(parts), style="dim")
@@ -315,8 +333,9 @@ class Renderer:
         self._text = ""
         self._thinking = ""
         self._blocks = 0  # Markdown blocks printed in this answer (to space the next one)
-        self._pending: dict[str, str] = {}  # tool calls started and not finished: id → label
-        self._last_tool: str | None = None  # the tool call whose line was printed last
+        # Tool calls started and not finished: id → (tool, label). Their header is printed
+        # with their result, once; until then the live area above the prompt shows them.
+        self._pending: dict[str, tuple[str, str]] = {}
         self._queued: set[str] = set()
         self._approvals: dict[str, ApprovalRequest] = {}  # questions asked and not answered
         # Called when the live text changes (the REPL redraws it above the prompt at once).
@@ -346,6 +365,12 @@ class Renderer:
     def live_text(self) -> str:
         """Return the streamed text not printed yet: the Markdown block still being written."""
         return self._text if self._text.strip() else ""
+
+    def running_calls(self) -> list[str]:
+        """Return the headers of the tool calls still running, to show in the live area."""
+        asked = {request.tool_use_id for request in self._approvals.values()}
+        return [f"● {label}" + (" · waits for approval" if tool_use_id in asked else "")
+                for tool_use_id, (_, label) in self._pending.items()]
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -412,7 +437,8 @@ class Renderer:
                 self._close_pending()
                 if (line := stop_line(result)) is not None:
                     self.console.print(line)
-                self.console.print(status_line(result.usage, result.cost_usd, self.session_id))
+                self.console.print(status_line(result.usage, result.cost_usd, self.session_id,
+                                               estimated=result.usage_estimated))
                 self.activity.busy, self.activity.tool = False, None
             case _:
                 pass
@@ -428,7 +454,8 @@ class Renderer:
             case ApprovalWithdrawn(request_id=request_id):
                 self._approvals.pop(request_id, None)
             case _:
-                pass
+                return
+        self._changed()  # the live area says which running call waits for an answer
 
     def turn_failed(self, message: str) -> None:
         """End a turn that raised instead of finishing: close what it left open, say why."""
@@ -438,27 +465,29 @@ class Renderer:
         self.activity.busy, self.activity.tool = False, None
 
     def _tool_event(self, event: ToolCallStarted | ToolCallFinished) -> None:
+        """Print a call's header with its result, once, when it finishes.
+
+        Printing the header at the start put it on screen twice whenever something came
+        between the start and the result (an approval question, a parallel call's result).
+        """
         self._flush()
         label = event.label or tool_label(event.name, event.input, self.project_root)
         if isinstance(event, ToolCallStarted):
-            self._pending[event.tool_use_id] = label
+            self._pending[event.tool_use_id] = (event.name, label)
             self.activity.tool = event.name
-            self._header(event.tool_use_id, label)
+            self._changed()
             return
         self._pending.pop(event.tool_use_id, None)
-        if self._last_tool != event.tool_use_id:  # another call's output came in between
-            self._header(event.tool_use_id, label)
-        self._last_tool = None
-        if not self._pending:
-            self.activity.tool = None
+        self.activity.tool = next(reversed(self._pending.values()))[0] if self._pending else None
+        self._header(label)
         self._indented(result_lines(event.name, event.result, self.project_root))
         if len(event.result.text.rstrip("\n").splitlines()) > RESULT_LINES:
             self.last_folded = (label, event.result.text)
+        self._changed()
 
-    def _header(self, tool_use_id: str, label: str) -> None:
+    def _header(self, label: str) -> None:
         self.console.print(Text.assemble(("● ", "bold"), (label, "bold")), no_wrap=True,
                            overflow="ellipsis", crop=True)
-        self._last_tool = tool_use_id
 
     def _indented(self, lines: list[Text]) -> None:
         for index, line in enumerate(lines):
@@ -467,12 +496,12 @@ class Renderer:
                                overflow="ellipsis", crop=True)
 
     def _close_pending(self, outcome: str = "Interrupted") -> None:
-        for tool_use_id, label in self._pending.items():
-            if self._last_tool != tool_use_id:
-                self._header(tool_use_id, label)
+        for _, label in self._pending.values():
+            self._header(label)
             self._indented([Text(outcome, style="red")])
-            self._last_tool = None
-        self._pending.clear()
+        if self._pending:
+            self._pending.clear()
+            self._changed()
 
     def _flush(self) -> None:
         self._flush_thinking()
@@ -512,7 +541,6 @@ class Renderer:
     def _line_text(self, text: Text) -> None:
         self._flush()
         self.console.print(text)
-        self._last_tool = None  # a tool's result after this line names its call again
 
     def replay(self, messages: Sequence[Message], *, limit: int = REPLAY_MESSAGES) -> None:
         """Print the last user prompts and answers of a resumed session, shortened."""

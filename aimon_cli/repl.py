@@ -31,6 +31,8 @@ from aimon_cli._approval import ESCAPE_SECONDS, ApprovalQuestion, Asker, Questio
 from aimon_cli._early import EarlyPrompt, banner_text
 from aimon_cli._prompt import (
     PROMPT_STYLE,
+    Pastes,
+    PastingHistory,
     SlashCompleter,
     catch_sigint,
     prompt_history,
@@ -116,15 +118,16 @@ class ReplSession:
         self._open_error: BaseException | None = None
         self._closed = False
         self._watching: asyncio.Task[None] | None = None
+        self._pastes = Pastes()  # long pastes show as placeholders until the prompt is sent
         self._prompt: PromptSession[str] = PromptSession(
             message=self._message,
             multiline=True,
             prompt_continuation="  ",
-            history=prompt_history(options.history_file),
+            history=PastingHistory(prompt_history(options.history_file), self._pastes),
             completer=SlashCompleter(self.commands),
             complete_while_typing=True,
             reserve_space_for_menu=4,
-            key_bindings=self._key_bindings(),
+            key_bindings=self._pastes.with_keys(self._key_bindings()),
             refresh_interval=0,  # the spinner redraws from _tick, only while a turn runs
             style=PROMPT_STYLE,
             enable_suspend=True,
@@ -290,7 +293,7 @@ class ReplSession:
             if self._exit_requested:
                 break
             if not self._asker.gave_way():
-                await self._asker.attend(self._handle(text))
+                await self._asker.attend(self._handle(self._pastes.take(text)))
 
     def _show_approval(self, question: ApprovalQuestion) -> None:
         from aimon_cli.render import approval_lines

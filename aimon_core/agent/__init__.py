@@ -2,6 +2,7 @@
 
 from aimon_core.agent._approval import (
     ApprovalAnswer,
+    ApprovalRefused,
     ApprovalRequest,
     ApprovalRequested,
     ApprovalResolved,
@@ -75,6 +76,7 @@ __all__ = [
     "AgentRuntime",
     "AgentRuntimeId",
     "ApprovalAnswer",
+    "ApprovalRefused",
     "ApprovalRequest",
     "ApprovalRequested",
     "ApprovalResolved",

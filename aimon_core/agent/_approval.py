@@ -80,6 +80,23 @@ class ApprovalResolved:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRefused:
+    """The gate refused a call without asking anyone: a deny (``denied``), or nobody to ask.
+
+    ``suggested_rule`` is what an approval of the call would have remembered ("" when no
+    rule can say it, and for denials); print mode names it as the flag that would allow it.
+    """
+
+    tool_use_id: str
+    tool_name: str
+    tool_input: Mapping[str, Any]
+    label: str
+    reason: str
+    denied: bool
+    suggested_rule: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApprovalWithdrawn:
     """A question went away unanswered (the turn was interrupted or the session closed)."""
 

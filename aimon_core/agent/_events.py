@@ -7,7 +7,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aimon_core.agent._approval import ApprovalRequested, ApprovalResolved, ApprovalWithdrawn
+from aimon_core.agent._approval import (
+    ApprovalRefused,
+    ApprovalRequested,
+    ApprovalResolved,
+    ApprovalWithdrawn,
+)
 from aimon_core.llm import LLMError, Message, Usage
 from aimon_core.tools import ToolResult
 
@@ -49,6 +54,9 @@ class ExecutionResult:
     tool_calls: int
     duration_s: float
     error: LLMError | None = None
+    # Part of `usage` is estimated: a call interrupted mid-stream, its output (and, when the
+    # provider had not reported it yet, its input) counted at ~4 characters a token.
+    usage_estimated: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,6 +188,7 @@ AgentEvent = (
     | ApprovalRequested
     | ApprovalResolved
     | ApprovalWithdrawn
+    | ApprovalRefused
 )
 
 EventSink = Callable[[AgentEvent], None]

@@ -10,7 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from aimon_core.agent._approval import Asker
@@ -34,7 +34,7 @@ from aimon_core.agent._events import (
 from aimon_core.agent._hooks import HookStopError, TurnHooks
 from aimon_core.agent._prompt import Environment, assemble_system_prompt, gather_environment
 from aimon_core.agent._runtime import AgentRuntime, GateCall
-from aimon_core.agent._transcript import INTERRUPTED_RESULT, repair_tool_pairs
+from aimon_core.agent._transcript import INTERRUPTED_RESULT, TranscriptRepair
 from aimon_core.hook import HookDispatcher
 from aimon_core.llm import (
     LLMError,
@@ -48,10 +48,12 @@ from aimon_core.llm import (
     StreamRestarted,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
     ThinkingDelta,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    UsageReported,
 )
 from aimon_core.tools import (
     Tool,
@@ -137,6 +139,9 @@ class _Run:
     hooks: TurnHooks | None = None
     hook_stop: str | None = None
     stop_hook_active: bool = False
+    usage_estimated: bool = False
+    # Repairs only what each model call adds (a whole walk is ~25 ms at 10,000 messages).
+    repair: TranscriptRepair = field(default_factory=TranscriptRepair)
 
     def commit(self, message: Message) -> None:
         self.messages.append(message)
@@ -281,6 +286,8 @@ class OrcaExecutor:
     async def _stream(self, run: _Run, request: LLMRequest) -> LLMResponse:
         runtime = run.runtime
         partial: list[str] = []
+        thought: list[str] = []
+        reported: Usage | None = None
         response: LLMResponse | None = None
         try:
             async for event in runtime.client.stream(request):
@@ -289,11 +296,16 @@ class OrcaExecutor:
                         partial.append(text)
                         run.emit(AssistantTextDelta(text=text))
                     case ThinkingDelta(text=text):
+                        thought.append(text)
                         run.emit(AssistantThinkingDelta(text=text))
+                    case UsageReported(usage=usage):
+                        reported = usage
                     case RetryScheduled(attempt=attempt, delay=delay, reason=reason):
                         run.emit(ModelRetrying(attempt=attempt, delay=delay, reason=reason))
                     case StreamRestarted(attempt=attempt, reason=reason):
                         partial.clear()
+                        thought.clear()
+                        reported = None
                         run.emit(ModelStreamRestarted(attempt=attempt, reason=reason))
                     case ResponseCompleted(response=done):
                         response = done
@@ -302,6 +314,10 @@ class OrcaExecutor:
         except asyncio.CancelledError:
             if "".join(partial).strip():
                 run.commit(Message(role="assistant", content=(TextBlock(text="".join(partial)),)))
+            if response is not None:  # it had completed: its own usage counts, exactly
+                self._count_interrupted(run, request, response.usage, "")
+            else:
+                self._count_interrupted(run, request, reported, "".join(thought + partial))
             raise
         if response is None:
             from aimon_core.llm import LLMStreamError
@@ -315,13 +331,28 @@ class OrcaExecutor:
         ))
         return response
 
+    def _count_interrupted(self, run: _Run, request: LLMRequest, reported: Usage | None,
+                           streamed: str) -> None:
+        """Count what a call interrupted mid-stream spent: the usage the provider reported
+        so far (Anthropic: the input, at the start), what is missing estimated."""
+        if reported is None and not streamed:
+            return  # nothing came back: the call may not even have reached the model
+        usage = reported or Usage()
+        output = _rough_tokens(len(streamed))
+        if output > usage.output_tokens:  # the output count comes only at the end
+            usage, run.usage_estimated = replace(usage, output_tokens=output), True
+        if reported is None:  # OpenAI reports usage only at the end
+            usage, run.usage_estimated = replace(usage, input_tokens=_input_tokens(request)), True
+        run.tracker.usage = run.tracker.usage + usage
+        run.cost_usd += _cost(run.runtime.model, run.runtime.client.provider, usage)
+
     async def _run_tools(self, run: _Run, tool_uses: Sequence[ToolUseBlock]) -> str | None:
         """Run a batch of tool calls, commit their results; return a reason to stop, if any."""
         results: dict[str, ToolResultBlock] = {}
         runnable, stop = self._until_repeat(run, tool_uses)
-        if run.request.before_changes is not None:
-            await run.request.before_changes  # the project's checkpoint comes first
-        try:
+        try:  # (R) interrupted from here on, every call of the batch is answered
+            if run.request.before_changes is not None:
+                await run.request.before_changes  # the project's checkpoint comes first
             for group in _groups(run.runtime, runnable):
                 if len(group) > 1:
                     async with asyncio.TaskGroup() as tasks:
@@ -456,6 +487,7 @@ class OrcaExecutor:
             tool_calls=run.tool_calls,
             duration_s=run.tracker.elapsed,
             error=error,
+            usage_estimated=run.usage_estimated,
         )
 
     def _finish(self, run: _Run, stop: StopCause, reason: str) -> None:
@@ -478,7 +510,7 @@ def _model_request(run: _Run, system: str) -> LLMRequest:
     return LLMRequest(
         model=runtime.model,
         system=system,
-        messages=repair_tool_pairs(run.messages),
+        messages=run.repair(run.messages),
         tools=runtime.tools.definitions(),
         settings=_settings(runtime),
         metadata={"session_id": run.request.tool_context.session_id},
@@ -526,3 +558,31 @@ def _cost(model: str, provider: str, usage: Usage) -> float:
     from aimon_core.llm import cost_usd, model_info
 
     return cost_usd(usage, model_info(model, provider))
+
+
+def _rough_tokens(chars: int) -> int:
+    """Return ~4 characters a token (`aimon_core.compact`, above this layer, estimates finer)."""
+    return (chars + 3) // 4
+
+
+def _input_tokens(request: LLMRequest) -> int:
+    """Return a rough count of a request's input tokens (an image counts ~1,600)."""
+    chars = len(request.system) + sum(
+        len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema, default=str))
+        for tool in request.tools)
+    images = 0
+    for message in request.messages:
+        for block in message.content:
+            match block:
+                case TextBlock(text=text):
+                    chars += len(text)
+                case ToolUseBlock(name=name, input=tool_input):
+                    chars += len(name) + len(json.dumps(tool_input, default=str))
+                case ToolResultBlock(content=content):
+                    chars += sum(len(part.text) for part in content if isinstance(part, TextBlock))
+                    images += sum(not isinstance(part, TextBlock) for part in content)
+                case ThinkingBlock(thinking=thinking):
+                    chars += len(thinking)
+                case _:  # an image or a document
+                    images += 1
+    return _rough_tokens(chars) + 1_600 * images

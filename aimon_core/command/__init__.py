@@ -9,6 +9,7 @@ from aimon_core.command._custom import (
     fill_arguments,
     load_custom_commands,
 )
+from aimon_core.command._model import MODEL_USAGE, known_name, model_commands, open_endpoint
 from aimon_core.command._permissions import (
     APPROVE_USAGE,
     DENY_USAGE,
@@ -45,6 +46,7 @@ from aimon_core.command._system import (
     format_cost,
     format_seconds,
     format_tokens,
+    format_when,
     parse_count,
     parse_duration,
     sessions_text,
@@ -57,6 +59,7 @@ __all__ = [
     "BUDGET_USAGE",
     "DENY_USAGE",
     "KEYS",
+    "MODEL_USAGE",
     "MODE_USAGE",
     "SKILL_USAGE",
     "TASK_USAGE",
@@ -84,7 +87,11 @@ __all__ = [
     "format_cost",
     "format_seconds",
     "format_tokens",
+    "format_when",
+    "known_name",
     "load_custom_commands",
+    "model_commands",
+    "open_endpoint",
     "parse_count",
     "parse_duration",
     "parse_slash",

@@ -200,16 +200,17 @@ def permission_commands() -> tuple[SlashCommand, ...]:
         SlashCommand(name="pending", description="List the approvals waiting for an answer",
                      run=_pending),
         SlashCommand(name="approve", description="Allow a waiting tool call (default: oldest)",
-                     run=_approve, usage=APPROVE_USAGE),
+                     run=_approve, usage=APPROVE_USAGE, changes_permissions=True),
         SlashCommand(name="deny", description="Deny a waiting tool call, saying why",
-                     run=_deny, usage=DENY_USAGE),
+                     run=_deny, usage=DENY_USAGE, changes_permissions=True),
         SlashCommand(name="permissions",
                      description="Show the mode, the rules and the remembered approvals",
                      run=_permissions),
         SlashCommand(name="mode", description="Show or change the permission mode", run=_mode,
-                     usage=MODE_USAGE),
+                     usage=MODE_USAGE, changes_permissions=True),
         SlashCommand(name="revoke", description="Forget this session's approvals (--agent: "
-                     "the agent's)", run=_revoke, usage="/revoke [--agent]"),
+                     "the agent's)", run=_revoke, usage="/revoke [--agent]",
+                     changes_permissions=True),
         SlashCommand(name="trust", description="Trust this folder's settings that wait for it "
-                     "(hooks, env, wider permissions)", run=_trust),
+                     "(hooks, env, wider permissions)", run=_trust, changes_permissions=True),
     )

@@ -142,6 +142,9 @@ class SlashCommand:
     aliases: tuple[str, ...] = ()
     # Where a custom command comes from ("skill review", "project"); empty for system ones.
     origin: str = ""
+    # Whether it changes what tools may do (/approve, /mode, /revoke ...): "did you mean"
+    # offers such a command only for a near-exact typo of its name (see `near_exact`).
+    changes_permissions: bool = False
 
     @property
     def synopsis(self) -> str:
@@ -162,6 +165,37 @@ def parse_slash(text: str) -> tuple[str, str] | None:
     if "/" in name:
         return None
     return name.lower(), parts[1].strip() if len(parts) > 1 else ""
+
+
+MIN_PREFIX = 3
+MIN_SLIP_LENGTH = 5
+
+
+def near_exact(typed: str, name: str) -> bool:
+    """Tell whether `typed` is a near-exact typo of `name` (how permission commands are offered).
+
+    Near-exact: a prefix of `name` of at least MIN_PREFIX letters (`/rev` → `/revoke`), or, for
+    a name of MIN_SLIP_LENGTH letters or more, one slip: two neighbouring letters swapped, one
+    letter wrong, missing or extra (`/trsut`, `/revike`, `/revoe`, `/revokee` → ...).
+    """
+    if typed == name:
+        return False
+    if len(typed) >= MIN_PREFIX and name.startswith(typed):
+        return True
+    return len(name) >= MIN_SLIP_LENGTH and _one_slip(typed, name)
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Tell whether `a` and `b` differ by one swap of neighbours, substitution or indel."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                 min(len(a), len(b)))
+    if len(a) == len(b):
+        swapped = a[start + 1 : start + 2] + a[start : start + 1] + a[start + 2 :]
+        return a[start + 1 :] == b[start + 1 :] or swapped == b[start:]
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[start + 1 :] == shorter[start:]
 
 
 class CommandRegistry:
@@ -217,16 +251,30 @@ class CommandRegistry:
         return tuple(sorted({*self._system, *self._aliases, *self._custom}))
 
     def suggest(self, name: str) -> str | None:
-        """Return the command name nearest to a mistyped `name`, if one is close."""
+        """Return the command name nearest to a mistyped `name`, if one is close.
+
+        A unique prefix wins, then difflib's closest name. A command that changes permissions
+        is offered only for a near-exact typo (`near_exact`): `/review` must never lead to
+        `/revoke`.
+        """
         key = name.lower()
         if not key:
             return None
         names = self.names()
-        starting = [n for n in names if n.startswith(key)]
+        guarded = {n for n in names if self._changes_permissions(n)}
+        near = [n for n in sorted(guarded) if near_exact(key, n)]
+        starting = [n for n in names if n.startswith(key) and (n not in guarded or n in near)]
         if len(starting) == 1:
             return self._aliases.get(starting[0], starting[0])
-        close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+        if len(near) == 1:
+            return near[0]
+        ordinary = [n for n in names if n not in guarded]
+        close = difflib.get_close_matches(key, ordinary, n=1, cutoff=0.6)
         return self._aliases.get(close[0], close[0]) if close else None
+
+    def _changes_permissions(self, name: str) -> bool:
+        command = self.get(name)
+        return command is not None and command.changes_permissions
 
     async def run(self, text: str, host: CommandHost) -> CommandOutcome:
         """Run the command in `text`; unknown names and bad arguments become error outcomes."""

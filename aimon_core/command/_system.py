@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from aimon_core.command._checkpoint import checkpoint_commands
+from aimon_core.command._model import model_commands
 from aimon_core.command._permissions import permission_commands
 from aimon_core.command._registry import (
     CommandError,
@@ -78,6 +79,25 @@ def format_ago(moment: datetime, now: datetime | None = None) -> str:
         return f"{int(seconds // 3600)} h ago"
     days = int(seconds // 86_400)
     return "yesterday" if days == 1 else f"{days} days ago"
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def format_when(moment: datetime, now: datetime | None = None) -> str:
+    """Return when `moment` was in local time: "14:05" today, "Nov 28 14:05" on another day of
+    this year, "Nov 28 2025 14:05" in another year (session listings).
+
+    `now` (aware) sets both today and the time zone; default: the local time now. Month names
+    are English whatever the locale, like the rest of aimon's text.
+    """
+    now = now or datetime.now(UTC).astimezone()
+    local = moment.astimezone(now.tzinfo)
+    clock = f"{local.hour:02d}:{local.minute:02d}"
+    if local.date() == now.date():
+        return clock
+    day = f"{_MONTHS[local.month - 1]} {local.day}"
+    return f"{day} {clock}" if local.year == now.year else f"{day} {local.year} {clock}"
 
 
 def describe_budget(budget: ExecutionBudget) -> str:
@@ -238,8 +258,10 @@ def budget_override(args: str, current: BudgetOverride | None) -> BudgetOverride
     from aimon_core.session import BudgetOverride
 
     words = args.split()
-    if words == ["reset"]:
-        return None
+    if words == ["reset"]:  # the limits go; a model chosen with /model stays
+        kept = BudgetOverride(model=current.model, model_provider=current.model_provider) \
+            if current is not None and current.model else None
+        return kept
     if len(words) != 2:
         raise CommandError(f"expected a limit and a value, not {args!r}.")
     kind, value = words[0].lower(), words[1]
@@ -262,8 +284,8 @@ async def _budget(args: str, host: CommandHost) -> CommandOutcome:
             f"Change it with {BUDGET_USAGE}")
     override = budget_override(args, live.record.budget_override)
     live.set_budget_override(override)
-    later = " It applies from the next turn." if live.status().running_turn else ""
-    what = "Budget reset to the agent's limits" if override is None else "Budget set"
+    later = " It applies from the next turn." if live.turn_running() else ""
+    what = "Budget reset to the agent's limits" if args.split() == ["reset"] else "Budget set"
     return CommandOutcome.message(
         f"{what}: each turn gets {describe_budget(live.budget())}. It is stored with the "
         f"session.{later}")
@@ -272,12 +294,13 @@ async def _budget(args: str, host: CommandHost) -> CommandOutcome:
 def sessions_text(summaries: tuple[SessionSummary, ...], current: str | None,
                   now: datetime | None = None) -> str:
     """Return the listing /sessions shows (`*` marks the current session)."""
+    times = [format_when(item.updated_at, now) for item in summaries]
+    width = max(map(len, times), default=0)
     rows = []
-    for item in summaries:
+    for item, at in zip(summaries, times, strict=True):
         mark = "*" if item.id == current else " "
         title = item.title or "(no prompt yet)"
-        rows.append(f"{mark} {item.id}  {format_ago(item.updated_at, now):>12}  "
-                    f"{item.message_count:>4} messages  {title}")
+        rows.append(f"{mark} {item.id}  {at:>{width}}  {item.message_count:>4} messages  {title}")
     return "\n".join(rows)
 
 
@@ -380,6 +403,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
                      run=_commands),
         SlashCommand(name="status", description="Show the model, session, totals and budget",
                      run=_status),
+        *model_commands(),
         SlashCommand(name="budget", description="Show or set this session's limits per turn",
                      run=_budget, usage=BUDGET_USAGE),
         SlashCommand(name="sessions", description="List recent sessions in this project",

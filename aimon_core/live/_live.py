@@ -36,7 +36,7 @@ from aimon_core.agent import (
 )
 from aimon_core.checkpoint import SessionCheckpoints, checkpointed, checkpoints_for
 from aimon_core.command import CommandHost, CommandRegistry, parse_slash
-from aimon_core.compact import CompactionSettings, SessionCompactor
+from aimon_core.compact import CompactionSettings, SessionCompactor, context_window
 from aimon_core.hook import HookEvent
 from aimon_core.live._claude import ClaudeSide
 from aimon_core.live._compaction import context_size, session_folder, with_cost, with_extra_root
@@ -84,6 +84,8 @@ class LiveSession:
         commands: CommandRegistry | None = None,
         compaction: CompactionSettings | None = None,
     ) -> None:
+        # (/model) a model chosen in this session before, on the same provider, applies again.
+        runtime = _with_session_model(runtime, claimed.record.budget_override)
         self.runtime = runtime
         # Input starting with `/` runs one of these (None: every input goes to the model).
         self.commands = commands
@@ -302,6 +304,21 @@ class LiveSession:
         self._write_side(sync=True)
         self._writer.flush_blocking()  # a setting the user made is on disk when it returns
 
+    def turn_running(self) -> bool:
+        """Tell whether another turn runs now (a command that runs as a turn is not one)."""
+        return self._running is not None and self._running[1] is not asyncio.current_task()
+
+    def set_model(self, model: str) -> None:
+        """Use `model` from the next turn on (a running turn keeps its model); it is stored
+        with the session, so a resumed session keeps it."""
+        self.runtime = replace(self.runtime, model=model)
+        self._compactor.model = model
+        self._compactor.window = context_window(model, self.runtime.client.provider,
+                                                self._compactor.settings)
+        provider = self.runtime.client.provider
+        self.set_budget_override(replace(self._record.budget_override or BudgetOverride(),
+                                         model=model, model_provider=provider))
+
     def set_approvals(self, approvals: tuple[str, ...]) -> None:
         """Store the session-scope approval rules on the record."""
         self._record = replace(self._record, approvals=approvals)
@@ -454,10 +471,14 @@ class LiveSession:
     # -- crash recovery: a call recorded as started and never answered may have run.
 
     async def _mark_started(self, use: ToolUseBlock) -> None:
-        # Durable before the tool runs: after a crash the record must not say "not run".
+        # Written before the tool runs: after a crash the record must not say "not run".
+        # Durable (fsync, ~1-4 ms) only for a call that may change something; a read-only
+        # call's line reaches the file (it survives aimon's crash) but is not synced.
         self._ensure_stored()
+        tool = self.runtime.tools.get(use.name)
         await self._writer.write_now(self._store.records.mark_tool_started, self.id, [use.id],
-                                     lease=self._claimed.lease, sync=True)
+                                     lease=self._claimed.lease,
+                                     sync=tool is None or not tool.read_only)
         self._record = replace(self._record,
                                started_tool_ids=(*self._record.started_tool_ids, use.id))
 
@@ -522,3 +543,11 @@ class LiveSession:
     def _publish(self, event: LiveSessionEvent) -> None:
         for callback in list(self._subscribers):
             callback(event)
+
+
+def _with_session_model(runtime: AgentRuntime, override: BudgetOverride | None) -> AgentRuntime:
+    """Return `runtime` with the session's `/model` choice, if made on the same provider."""
+    if override is None or not override.model or \
+            override.model_provider != runtime.client.provider:
+        return runtime
+    return replace(runtime, model=override.model)

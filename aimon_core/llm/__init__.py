@@ -49,11 +49,18 @@ from aimon_core.llm._messages import (
     ToolUseBlock,
     ToolUseStarted,
     Usage,
+    UsageReported,
 )
 
 if TYPE_CHECKING:
     from aimon_core.llm._anthropic import AnthropicClient
-    from aimon_core.llm._models import DEFAULT_MODELS, ModelInfo, cost_usd, model_info
+    from aimon_core.llm._models import (
+        DEFAULT_MODELS,
+        ModelInfo,
+        cost_usd,
+        known_models,
+        model_info,
+    )
     from aimon_core.llm._openai import OpenAIClient
     from aimon_core.llm._retry import RetryingClient, RetryPolicy
     from aimon_core.llm._select import (
@@ -71,6 +78,7 @@ _LAZY = {
     "DEFAULT_MODELS": "_models",
     "ModelInfo": "_models",
     "cost_usd": "_models",
+    "known_models": "_models",
     "model_info": "_models",
     "OpenAIClient": "_openai",
     "RetryingClient": "_retry",
@@ -132,9 +140,11 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStarted",
     "Usage",
+    "UsageReported",
     "choose_provider",
     "collect",
     "cost_usd",
+    "known_models",
     "make_client",
     "model_info",
     "ollama_models",

@@ -11,11 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from aimon_core.llm._client import collect
 from aimon_core.llm._errors import (
-    LLMConnectionError,
     LLMError,
     LLMResponseError,
     LLMStreamError,
-    LLMTimeoutError,
 )
 from aimon_core.llm._messages import (
     ContentBlock,
@@ -37,9 +35,17 @@ from aimon_core.llm._messages import (
     ToolUseBlock,
     ToolUseStarted,
     Usage,
+    UsageReported,
 )
 from aimon_core.llm._models import ModelInfo, model_info
-from aimon_core.llm._retry import guard_idle, looks_like_quota, parse_tool_input, status_error
+from aimon_core.llm._retry import (
+    api_url,
+    guard_idle,
+    looks_like_quota,
+    parse_tool_input,
+    status_error,
+    transport_error,
+)
 from aimon_core.llm._sse import Wire, sse_data
 
 if TYPE_CHECKING:
@@ -116,13 +122,13 @@ class AnthropicClient:
                     "/v1/messages", cast_to=httpx2.Response, content=body, stream=True
                 )
         except Exception as exc:
-            error = _llm_error(exc, streaming=False)
+            error = _llm_error(exc, streaming=False, url=api_url(self._sdk.base_url))
             if error is exc:
                 raise
             raise error from exc
         assembler = _Assembler()
         events = guard_idle(sse_data(response.aiter_lines()), self._idle_timeout,
-                            provider=PROVIDER)
+                            provider=PROVIDER, url=api_url(self._sdk.base_url))
         try:
             async for data in events:
                 for out in assembler.feed(_event(data)):
@@ -130,7 +136,7 @@ class AnthropicClient:
         except LLMError:
             raise
         except Exception as exc:
-            error = _llm_error(exc, streaming=True)
+            error = _llm_error(exc, streaming=True, url=api_url(self._sdk.base_url))
             if error is exc:
                 raise
             raise error from exc
@@ -396,6 +402,7 @@ class _Assembler:
                 message = _object(event.message)
                 self.id, self.model = message.id or "", message.model or ""
                 self._count(message.usage)
+                return [UsageReported(usage=self._usage())]  # counts an interrupted call
             case "content_block_start":
                 return self._start(event.index, _object(event.content_block))
             case "content_block_delta":
@@ -460,14 +467,16 @@ class _Assembler:
             for _, part in sorted(self.parts.items())
             if (block := part.block(stop)) is not None
         )
-        usage = Usage(
+        return LLMResponse(
+            id=self.id, model=self.model, content=content, stop_reason=stop, usage=self._usage()
+        )
+
+    def _usage(self) -> Usage:
+        return Usage(
             input_tokens=self.usage.get("input_tokens", 0),
             output_tokens=self.usage.get("output_tokens", 0),
             cache_read_tokens=self.usage.get("cache_read_input_tokens", 0),
             cache_write_tokens=self.usage.get("cache_creation_input_tokens", 0),
-        )
-        return LLMResponse(
-            id=self.id, model=self.model, content=content, stop_reason=stop, usage=usage
         )
 
 
@@ -479,7 +488,7 @@ def _object(value: object) -> Wire:
 # --- SDK exceptions -> LLMError ------------------------------------------------------------
 
 
-def _llm_error(exc: Exception, *, streaming: bool) -> Exception:
+def _llm_error(exc: Exception, *, streaming: bool, url: str = "") -> Exception:
     """Map an SDK or transport exception to an LLMError; return anything else (a bug) as is."""
     import anthropic
     import httpx2
@@ -487,11 +496,12 @@ def _llm_error(exc: Exception, *, streaming: bool) -> Exception:
     if isinstance(exc, anthropic.APIStatusError):
         return _status_error(exc)
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException | TimeoutError):
-        return LLMTimeoutError(f"the request timed out: {exc}", provider=PROVIDER)
+        return transport_error(exc, provider=PROVIDER, url=url, streaming=streaming,
+                               timed_out=True)
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         # Mid-stream the SDK lets transport errors (a dropped connection) escape unwrapped.
-        kind = LLMStreamError if streaming else LLMConnectionError
-        return kind(f"the connection failed: {exc!r}", provider=PROVIDER)
+        return transport_error(exc, provider=PROVIDER, url=url, streaming=streaming,
+                               timed_out=False)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return LLMResponseError(str(exc), provider=PROVIDER, status=exc.status_code)
     return exc

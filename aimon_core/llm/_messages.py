@@ -234,6 +234,16 @@ class RetryScheduled:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class UsageReported:
+    """The usage the provider has reported so far (Anthropic: the input tokens, at the start).
+
+    What an interrupted call is counted from; a completed one counts its response's usage.
+    """
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResponseCompleted:
     """The stream finished with a complete response."""
 
@@ -246,5 +256,6 @@ StreamEvent = (
     | ToolUseStarted
     | StreamRestarted
     | RetryScheduled
+    | UsageReported
     | ResponseCompleted
 )

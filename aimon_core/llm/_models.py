@@ -196,6 +196,14 @@ def model_info(name: str, provider: str | None = None) -> ModelInfo:
     return dataclasses.replace(best, name=name)
 
 
+def known_models(provider: str) -> tuple[str, ...]:
+    """Return the models the registry knows for `provider` (`/model` lists them), newest first.
+
+    The catch-all entry of an unknown Claude is not a model one can name, so it is left out.
+    """
+    return tuple(i.name for i in _REGISTRY if i.provider == provider and i.name != "claude")
+
+
 def cost_usd(usage: Usage, info: ModelInfo) -> float:
     """Return the price of `usage` in US dollars (input_tokens counts uncached input only)."""
     return (

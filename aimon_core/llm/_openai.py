@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from aimon_core.llm._client import collect
 from aimon_core.llm._errors import (
-    LLMConnectionError,
     LLMError,
     LLMQuotaError,
     LLMResponseError,
     LLMStreamError,
-    LLMTimeoutError,
 )
 from aimon_core.llm._messages import (
     DocumentBlock,
@@ -40,7 +38,14 @@ from aimon_core.llm._messages import (
     Usage,
 )
 from aimon_core.llm._models import ModelInfo, model_info
-from aimon_core.llm._retry import guard_idle, looks_like_quota, parse_tool_input, status_error
+from aimon_core.llm._retry import (
+    api_url,
+    guard_idle,
+    looks_like_quota,
+    parse_tool_input,
+    status_error,
+    transport_error,
+)
 from aimon_core.llm._sse import Wire as _Wire
 from aimon_core.llm._sse import sse_data
 
@@ -111,13 +116,13 @@ class OpenAIClient:
                     "/chat/completions", cast_to=httpx2.Response, content=body, stream=True
                 )
         except Exception as exc:
-            error = _llm_error(exc, streaming=False)
+            error = _llm_error(exc, streaming=False, url=api_url(self._sdk.base_url))
             if error is exc:
                 raise
             raise error from exc
         assembler = _Assembler()
         events = guard_idle(sse_data(response.aiter_lines()), self._idle_timeout,
-                            provider=PROVIDER)
+                            provider=PROVIDER, url=api_url(self._sdk.base_url))
         done = False
         try:
             async for data in events:
@@ -129,7 +134,7 @@ class OpenAIClient:
         except LLMError:
             raise
         except Exception as exc:
-            error = _llm_error(exc, streaming=True)
+            error = _llm_error(exc, streaming=True, url=api_url(self._sdk.base_url))
             if error is exc:
                 raise
             raise error from exc
@@ -423,7 +428,7 @@ def _usage(usage: Any) -> Usage:
 # --- SDK exceptions -> LLMError ------------------------------------------------------------
 
 
-def _llm_error(exc: Exception, *, streaming: bool) -> Exception:
+def _llm_error(exc: Exception, *, streaming: bool, url: str = "") -> Exception:
     """Map an SDK or transport exception to an LLMError; return anything else (a bug) as is."""
     import httpx2
     import openai
@@ -431,10 +436,11 @@ def _llm_error(exc: Exception, *, streaming: bool) -> Exception:
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc)
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException | TimeoutError):
-        return LLMTimeoutError(f"the request timed out: {exc}", provider=PROVIDER)
+        return transport_error(exc, provider=PROVIDER, url=url, streaming=streaming,
+                               timed_out=True)
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
-        kind = LLMStreamError if streaming else LLMConnectionError
-        return kind(f"the connection failed: {exc!r}", provider=PROVIDER)
+        return transport_error(exc, provider=PROVIDER, url=url, streaming=streaming,
+                               timed_out=False)
     if isinstance(exc, openai.APIResponseValidationError):
         return LLMResponseError(str(exc), provider=PROVIDER, status=exc.status_code)
     if isinstance(exc, openai.APIError):

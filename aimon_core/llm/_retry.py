@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import json
 import random
+import socket
 import time
+import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -20,11 +23,13 @@ from aimon_core.llm._client import LLMClient
 from aimon_core.llm._errors import (
     LLMAuthError,
     LLMBadRequestError,
+    LLMConnectionError,
     LLMError,
     LLMOverloadedError,
     LLMQuotaError,
     LLMRateLimitError,
     LLMServerError,
+    LLMStreamError,
     LLMTimeoutError,
 )
 from aimon_core.llm._messages import (
@@ -53,6 +58,9 @@ class RetryPolicy:
         max_delay: the longest computed wait.
         jitter: the fraction by which a computed wait is varied at random (0.2 = ±20%).
         max_retry_after: the longest wait a server may ask for; asking for more gives up.
+        unreachable_attempts: attempts in all when nothing answers at the API's address
+            (connection refused, unknown host): a wrong URL or a stopped server fails in
+            about a second, not after a minute of backoff.
     """
 
     max_attempts: int = 5
@@ -60,12 +68,16 @@ class RetryPolicy:
     max_delay: float = 30.0
     jitter: float = 0.2
     max_retry_after: float = 60.0
+    unreachable_attempts: int = 2
 
     def delay_before_retry(
         self, attempt: int, error: LLMError, rand: Callable[[], float] = random.random
     ) -> float | None:
         """Return the wait before attempt `attempt + 1`, or None to give up with `error`."""
         if not error.retryable or attempt >= self.max_attempts:
+            return None
+        unreachable = isinstance(error, LLMConnectionError) and error.unreachable
+        if unreachable and attempt >= self.unreachable_attempts:
             return None
         if error.retry_after is not None:
             if error.retry_after > self.max_retry_after:
@@ -104,6 +116,7 @@ class RetryingClient:
             except LLMError as error:
                 delay = self.policy.delay_before_retry(attempt, error, self._rand)
                 if delay is None:
+                    error.attempts = attempt
                     raise
             await self._sleep(delay)
             attempt += 1
@@ -126,6 +139,7 @@ class RetryingClient:
             except LLMError as error:
                 delay = self.policy.delay_before_retry(attempt, error, self._rand)
                 if delay is None:
+                    error.attempts = attempt
                     raise
                 reason = str(error)
             finally:
@@ -234,7 +248,7 @@ def status_error(
 
 
 async def guard_idle(
-    events: AsyncIterator[_T], seconds: float, *, provider: str
+    events: AsyncIterator[_T], seconds: float, *, provider: str, url: str = ""
 ) -> AsyncGenerator[_T, None]:
     """Yield from `events`, raising LLMTimeoutError when none arrives within `seconds`."""
     iterator = aiter(events)
@@ -247,7 +261,7 @@ async def guard_idle(
         except TimeoutError:
             raise LLMTimeoutError(
                 f"no stream event for {seconds:g}s; the stream is considered stalled",
-                provider=provider,
+                provider=provider, url=url,
             ) from None
         yield event
 
@@ -265,3 +279,74 @@ def parse_tool_input(raw: str, stop: StopReason) -> tuple[dict[str, Any], str | 
     if not isinstance(value, dict):
         return {}, f"tool input must be a JSON object, not {type(value).__name__}"
     return value, None
+
+
+# --- transport failures: what failed, and where -------------------------------------------
+
+_ERRNO_WORDS = {
+    errno.ECONNREFUSED: "connection refused",
+    errno.ECONNRESET: "connection reset",
+    errno.ECONNABORTED: "connection aborted",
+    errno.ENETUNREACH: "network unreachable",
+    errno.EHOSTUNREACH: "host unreachable",
+    errno.ETIMEDOUT: "connection timed out",
+    errno.EPIPE: "connection closed",
+}
+# Nothing answered at the address: retrying soon rarely helps.
+_UNREACHABLE = frozenset({errno.ECONNREFUSED})
+
+
+def api_url(base_url: object) -> str:
+    """Return a client's base URL as shown to the user: no credentials, query or final /."""
+    parts = urllib.parse.urlsplit(str(base_url))
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port is not None else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+def transport_error(exc: BaseException, *, provider: str, url: str, streaming: bool,
+                    timed_out: bool) -> LLMError:
+    """Return the LLMError for a request that failed below HTTP (no status), naming `url`.
+
+    `timed_out`: the SDK or our own deadline gave up waiting; otherwise the connection
+    failed (before the response: LLMConnectionError; mid-stream: LLMStreamError).
+    """
+    if timed_out:
+        what = ("could not connect in time" if _in_chain(exc, "ConnectTimeout")
+                else "no response in time")
+        return LLMTimeoutError(what, provider=provider, url=url)
+    cause, unreachable = _connection_cause(exc)
+    if streaming:
+        return LLMStreamError(f"the connection to {url or 'the API'} broke mid-stream ({cause})",
+                              provider=provider, url=url)
+    return LLMConnectionError(cause, provider=provider, url=url, unreachable=unreachable)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 20:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _in_chain(exc: BaseException, class_name: str) -> bool:
+    return any(type(link).__name__ == class_name for link in _chain(exc))
+
+
+def _connection_cause(exc: BaseException) -> tuple[str, bool]:
+    """Return what failed in a few words, and whether nothing answered at the address."""
+    import ssl  # loaded by the SDK's HTTP client already; not on `aimon --version`'s path
+
+    for link in _chain(exc):
+        if isinstance(link, socket.gaierror):
+            return "host name not found", True
+        if isinstance(link, ssl.SSLError):
+            return f"TLS error: {link.reason or link}", False
+        if isinstance(link, OSError) and link.errno in _ERRNO_WORDS:
+            return _ERRNO_WORDS[link.errno], link.errno in _UNREACHABLE
+    innermost = _chain(exc)[-1]
+    return str(innermost) or type(innermost).__name__, False

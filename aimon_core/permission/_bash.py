@@ -89,7 +89,8 @@ def parse_script(command: str, *, reparse_budget: int) -> ParsedCommand:
         return parsed
     walker = _Walker(reparse_budget=reparse_budget)
     walker.parse(command)
-    parsed = ParsedCommand(commands=tuple(walker.commands), risky=tuple(walker.risky))
+    parsed = ParsedCommand(commands=tuple(walker.commands), risky=tuple(walker.risky),
+                           risky_sources=tuple(walker.sources.items()))
     if "could not parse" not in parsed.risky:
         with _PARSED_LOCK:
             if len(_PARSED) >= _PARSED_LIMIT:
@@ -132,12 +133,16 @@ class _Walker:
     def __init__(self, *, reparse_budget: int) -> None:
         self.commands: list[SimpleCommand] = []
         self.risky: list[str] = []
+        # Where each risky construct is first written, for messages.
+        self.sources: dict[str, str] = {}
         self.reparse_budget = reparse_budget
         self.source = b""
 
-    def flag(self, what: str) -> None:
+    def flag(self, what: str, node: Node | None = None) -> None:
         if what not in self.risky:
             self.risky.append(what)
+        if node is not None and what not in self.sources:
+            self.sources[what] = self.text(node)
 
     def parse(self, command: str) -> None:
         if has_unusual_characters(command):
@@ -187,28 +192,31 @@ class _Walker:
                     argv=(),
                     assignments=tuple(p.text for p in pieces),
                     dynamic=any(p.dynamic for p in pieces),
+                    source=self.text(node),
                 ))
             case "subshell":
-                self.flag("subshell")
+                self.flag("subshell", node)
                 self.mixed(node, level)
             case "compound_statement":
                 first = node.child(0)
-                self.flag("arithmetic command" if first and first.type == "((" else "brace group")
+                self.flag("arithmetic command" if first and first.type == "((" else "brace group",
+                          node)
                 self.mixed(node, level)
             case "function_definition":
-                self.flag("function definition")
+                self.flag("function definition", node)
                 self.mixed(node, level)
             case "test_command":
                 pieces = self.test_words(node, level)
                 self.commands.append(SimpleCommand(
-                    argv=tuple(p.text for p in pieces), dynamic=any(p.dynamic for p in pieces)
+                    argv=tuple(p.text for p in pieces), dynamic=any(p.dynamic for p in pieces),
+                    source=self.text(node),
                 ))
             case "declaration_command" | "unset_command":
                 self.declaration(node, level)
             case "comment":
                 pass
             case kind if kind in _CONTROL:
-                self.flag("control flow")
+                self.flag("control flow", node)
                 self.mixed(node, level)
             case _:
                 self.flag(COULD_NOT_PARSE)
@@ -246,17 +254,21 @@ class _Walker:
             self.redirect(child, level, redirects, extra)
         body = node.child_by_field_name("body")
         if body is None:
-            self.commands.append(_simple((), extra, redirects))
+            self.commands.append(_simple((), extra, redirects, source=self.text(node)))
         elif body.type == "command":
             self.command(body, tuple(redirects), tuple(extra), level)
+            # The command is the last one collected (substitutions in it come first).
+            self.commands[-1] = replace(self.commands[-1], source=self.text(node))
         else:
             if extra:
                 self.flag(COULD_NOT_PARSE)
             start = len(self.commands)
             self.statement(body, level + 1)
+            written = " ".join(r.source for r in redirects)
             for i in range(start, len(self.commands)):
                 inner = self.commands[i]
-                self.commands[i] = replace(inner, redirects=(*inner.redirects, *redirects))
+                self.commands[i] = replace(inner, redirects=(*inner.redirects, *redirects),
+                                           source=f"{inner.source} {written}".strip())
 
     def command(
         self,
@@ -285,25 +297,26 @@ class _Walker:
                 previous_word_end = child.end_byte
                 piece = self.word(child, level)
                 if child.type == "command_name":
-                    self.check_name(piece)
+                    self.check_name(piece, node)
                 words.append(piece)
             elif child.type != "comment":
                 self.flag(COULD_NOT_PARSE)
                 self.scan(child, level + 1)
-        simple = _simple((*words, *trailing, *extra), [], [*redirects, *outer])
+        simple = _simple((*words, *trailing, *extra), [], [*redirects, *outer],
+                         source=self.text(node))
         self.commands.append(replace(
             simple,
             assignments=tuple(a.text for a in assignments),
             dynamic=simple.dynamic or any(a.dynamic for a in assignments),
         ))
 
-    def check_name(self, piece: _Piece) -> None:
+    def check_name(self, piece: _Piece, command: Node) -> None:
         if piece.dynamic:
-            self.flag("command name is an expansion")
+            self.flag("command name is an expansion", command)
         elif _GLOB.search(piece.unquoted):
-            self.flag("command name is a glob")
+            self.flag("command name is a glob", command)
         if piece.text.rsplit("/", 1)[-1] == "eval":
-            self.flag("eval")
+            self.flag("eval", command)
 
     def redirect(
         self, node: Node, level: int, out: list[Redirect], extra: list[_Piece]
@@ -320,12 +333,14 @@ class _Walker:
                     target=target.text,
                     fd=self.text(fd) if fd else None,
                     dynamic=target.dynamic,
+                    source=self.text(node),
                 ))
             case "herestring_redirect":
                 pieces = [self.word(c, level) for c in node.named_children]
                 text = " ".join(p.text for p in pieces)
                 dynamic = any(p.dynamic for p in pieces)
-                out.append(Redirect(op="<<<", target=text, dynamic=dynamic))
+                out.append(Redirect(op="<<<", target=text, dynamic=dynamic,
+                                    source=self.text(node)))
             case "heredoc_redirect":
                 self.heredoc(node, level, out, extra)
             case _:
@@ -344,7 +359,7 @@ class _Walker:
             if child.type == "heredoc_body":
                 expands = any(c.type != "heredoc_content" for c in child.named_children)
                 if expands and not quoted:
-                    self.flag("heredoc with expansion")
+                    self.flag("heredoc with expansion", node)
                     self.scan(child, level + 1)
             elif child.type in _REDIRECTS:
                 self.redirect(child, level, out, extra)
@@ -377,7 +392,7 @@ class _Walker:
                 pieces.append(self.assignment(child, level))
             else:
                 pieces.append(self.word(child, level))
-        self.commands.append(_simple(pieces, [], []))
+        self.commands.append(_simple(pieces, [], [], source=self.text(node)))
 
     def test_words(self, node: Node, level: int) -> list[_Piece]:
         pieces: list[_Piece] = []
@@ -447,7 +462,7 @@ class _Walker:
 
     def substitution(self, node: Node, level: int) -> None:
         kind = "command" if node.type == "command_substitution" else "process"
-        self.flag(f"{kind} substitution")
+        self.flag(f"{kind} substitution", node)
         text = self.text(node)
         if text.startswith("`") and "\\" in text:
             # Inside backticks a backslash quotes `$`, `` ` `` and `\`; re-read the script.
@@ -458,17 +473,19 @@ class _Walker:
                 redirects: list[Redirect] = []
                 extra: list[_Piece] = []
                 self.redirect(child, level, redirects, extra)
-                self.commands.append(_simple(extra, [], redirects))
+                self.commands.append(_simple(extra, [], redirects, source=self.text(child)))
             else:
                 self.statement(child, level + 1)
 
 
 def _simple(
-    words: tuple[_Piece, ...] | list[_Piece], assignments: list[_Piece], redirects: list[Redirect]
+    words: tuple[_Piece, ...] | list[_Piece], assignments: list[_Piece], redirects: list[Redirect],
+    *, source: str = "",
 ) -> SimpleCommand:
     return SimpleCommand(
         argv=tuple(w.text for w in words),
         assignments=tuple(a.text for a in assignments),
         redirects=tuple(redirects),
         dynamic=any(w.dynamic for w in words) or any(r.dynamic for r in redirects),
+        source=source,
     )

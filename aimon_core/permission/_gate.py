@@ -8,6 +8,7 @@ from typing import Any
 
 from aimon_core.agent import GateCall, GateVerdict, ToolGate
 from aimon_core.hook import PermissionDecision
+from aimon_core.permission._bash import parse_command
 from aimon_core.permission._guard import PathGuard
 from aimon_core.permission._matcher import evaluate_command, evaluate_tool
 from aimon_core.permission._paths import evaluate_path
@@ -94,11 +95,17 @@ def apply_hint(decision: Decision, hint: PermissionDecision | None) -> Decision:
             return decision
 
 
-def allowed_tools_hint(tool: Tool, tool_input: Mapping[str, Any]) -> str:
-    """Return the ``--allowed-tools`` flag that would allow a call like this one."""
+def allowed_tools_hint(tool: Tool, tool_input: Mapping[str, Any],
+                       parts: tuple[str, ...] = ()) -> str:
+    """Return the ``--allowed-tools`` flag that would allow a call like this one.
+
+    ``parts`` (a decision's parts that need approval) name the program: for ``git status &&
+    make`` the flag is about ``make``, not ``git``.
+    """
     if isinstance(tool.subject, CommandSubject):
+        programs = [c.argv[0] for part in parts for c in parse_command(part).commands if c.argv]
         command = str(tool_input.get(tool.subject.param, "")).split()
-        program = command[0] if command else "COMMAND"
+        program = programs[0] if programs else command[0] if command else "COMMAND"
         return f'--allowed-tools "{tool.name}({program}:*)"'
     return f'--allowed-tools "{tool.name}"'
 
@@ -118,11 +125,12 @@ def settled_verdict(decision: Decision, *, decided_by: str = "") -> GateVerdict:
 def unasked_verdict(tool: Tool, tool_input: Mapping[str, Any], decision: Decision, *,
                     decided_by: str = PRINT_MODE) -> GateVerdict:
     """Refuse an ASK decision when nobody can be asked, naming the flag that would allow it."""
+    flag = allowed_tools_hint(tool, tool_input, decision.parts)
     return GateVerdict(
         allowed=False,
         message=(
             f"Permission needed: {decision.reason}, and print mode cannot ask the user. "
-            f"The user can allow it by running aimon with {allowed_tools_hint(tool, tool_input)}. "
+            f"The user can allow it by running aimon with {flag}. "
             "Continue without it if you can, or say what you need."
         ),
         decided_by=decided_by,

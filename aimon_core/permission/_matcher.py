@@ -14,6 +14,7 @@ rule covers or a protected file it may write (``_bashpaths``) asks instead of be
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +42,15 @@ from aimon_core.permission._suspect import rule_hits, suspicion
 from aimon_core.permission._syntax import (
     COULD_NOT_PARSE,
     UNUSUAL_CHARACTERS,
+    ParsedCommand,
+    Redirect,
     SimpleCommand,
     is_write_redirect,
 )
 from aimon_core.permission._unwrap import Forms, command_forms
 
 READ_ONLY = "read-only command"
+_NAMED = 3
 
 _RISKY_REASONS = {
     COULD_NOT_PARSE: "the command could not be fully parsed, so it needs approval",
@@ -74,9 +78,17 @@ class _Allowed:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Blocked:
-    """One command that no rule allows, and why."""
+    """One command that cannot be allowed, and why.
+
+    ``part`` is what needs approval as written: the command, or the redirection that makes it
+    a write when the rest of the command is allowed (``partial``). ``unruled``: the only
+    trouble is that no rule allows the command (such parts are named together).
+    """
 
     reason: str
+    part: str
+    unruled: bool = False
+    partial: bool = False
 
 
 def evaluate_command(
@@ -112,23 +124,74 @@ def evaluate_command(
     if paths is not None:
         return Decision(verdict=Verdict.ASK, reason=paths)
     if parsed.risky:
-        risky = parsed.risky[0]
-        reason = _RISKY_REASONS.get(risky, f"{risky} needs approval")
-        return Decision(verdict=Verdict.ASK, reason=reason)
+        return _risky_decision(parsed)
     if not parsed.commands:
         return Decision(verdict=Verdict.ASK, reason="the command runs nothing that can be checked")
     used: list[Rule] = []
+    blocked: list[_Blocked] = []
     for simple, form in zip(parsed.commands, forms, strict=True):
         match _allow(simple, form, rules, tool, here):
-            case _Blocked(reason=reason):
-                return Decision(verdict=Verdict.ASK, reason=reason)
+            case _Blocked() as why:
+                blocked.append(why)
             case _Allowed(rule=by) if by is not None and by not in used:
                 used.append(by)
+    if blocked:
+        return Decision(verdict=Verdict.ASK, reason=_needs_approval(blocked, len(forms)),
+                        parts=tuple(dict.fromkeys(b.part for b in blocked)))
     if not used:
         return Decision(verdict=Verdict.ALLOW, reason=READ_ONLY)
     names = ", ".join(r.text for r in used)
     reason = f"allowed by rule {names}" if len(used) == 1 else f"allowed by rules {names}"
     return Decision(verdict=Verdict.ALLOW, reason=reason, rule=used[0].text)
+
+
+def _risky_decision(parsed: ParsedCommand) -> Decision:
+    """ASK for the first risky construct, naming it as written when the parser saw where."""
+    risky = parsed.risky[0]
+    reason = _RISKY_REASONS.get(risky, f"{risky} needs approval")
+    source = parsed.source_of(risky)
+    if not source:
+        return Decision(verdict=Verdict.ASK, reason=reason)
+    return Decision(verdict=Verdict.ASK, reason=f"{reason}: {_code(source)}", parts=(source,))
+
+
+def _needs_approval(blocked: list[_Blocked], commands: int) -> str:
+    """Say which parts of a command line need approval, and whether the rest is allowed.
+
+    Parts no rule allows are named together (``no rule allows `rm -rf build` or `make```);
+    other parts say their own reason; ``(the rest is allowed)`` follows when something else
+    on the line was allowed.
+    """
+    unruled = list(dict.fromkeys(b.part for b in blocked if b.unruled))
+    clauses: list[str] = []
+    for why in blocked:
+        if not why.unruled:
+            named = commands == 1 or _code(why.part) in why.reason
+            clauses.append(why.reason if named else f"{_code(why.part)}: {why.reason}")
+        elif unruled:
+            shown = [_code(part) for part in unruled[:_NAMED]]
+            if len(unruled) > _NAMED:
+                shown.append(f"{len(unruled) - _NAMED} more")
+            last = shown.pop()
+            clauses.append(f"no rule allows {', '.join(shown)} or {last}" if shown
+                           else f"no rule allows {last}")
+            unruled = []
+    text = "; ".join(dict.fromkeys(clauses))
+    rest = len(blocked) < commands or any(b.partial for b in blocked)
+    return f"{text} (the rest is allowed)" if rest else text
+
+
+def _code(source: str) -> str:
+    """Return source text as a code span for a message: `rm -rf build`.
+
+    On one line (a line break shows as ``\\n``), non-ASCII escaped (look-alike letters such
+    as `rм` stand out, as in `_show`), at most 80 characters; text holding a backtick gets
+    double ones.
+    """
+    text = source.strip().replace("\n", "\\n")
+    text = text.encode("ascii", "backslashreplace").decode("ascii")
+    text = text if len(text) <= 80 else text[:77] + "..."
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def evaluate_tool(tool: str, rules: PermissionRules) -> Decision | None:
@@ -165,7 +228,7 @@ def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: st
            cwd: Path | None) -> _Allowed | _Blocked:
     blocker = _blocker(simple, forms)
     if blocker is not None:
-        return _Blocked(reason=blocker)
+        return _blocked_part(simple, forms, blocker, rules, tool, cwd)
     hatch = ""
     for rule in rules.allow:
         if not governs(rule.tool, tool):
@@ -183,26 +246,56 @@ def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: st
         hatch = hatch or f"{vetoes[0]}; rule {rule.text} does not cover that"
     if _read_only(simple.argv, cwd):
         return _Allowed(rule=None)
-    return _Blocked(reason=hatch or f"no rule allows `{_show(simple.argv)}`")
+    part = simple.source or _show(simple.argv)
+    if hatch:
+        return _Blocked(reason=hatch, part=part)
+    return _Blocked(reason=f"no rule allows {_written(simple)}", part=part, unruled=True)
+
+
+def _blocked_part(simple: SimpleCommand, forms: Forms, blocker: str, rules: PermissionRules,
+                  tool: str, cwd: Path | None) -> _Blocked:
+    """Return ``simple`` blocked; a write redirection alone is the part when the rest is fine."""
+    writes = [r for r in simple.redirects if is_write_redirect(r)]
+    part = simple.source or _show(simple.argv)
+    if writes and simple.argv and blocker == _redirect_reason(writes[0]):
+        rest = dataclasses.replace(
+            simple, redirects=tuple(r for r in simple.redirects if r not in writes))
+        without = _allow(rest, forms, rules, tool, cwd)
+        if isinstance(without, _Allowed):
+            return _Blocked(reason=blocker, part=writes[0].source or part, partial=True)
+        return without  # not allowed even without the redirection: say why (it keeps `part`)
+    return _Blocked(reason=blocker, part=part)
 
 
 def _blocker(simple: SimpleCommand, forms: Forms) -> str | None:
     """Say why ``simple`` cannot be allowed whatever the rules say, or None."""
-    shown = _show(simple.argv)
+    shown = _written(simple)
     if simple.dynamic:
-        return f"`{shown}` uses an expansion whose value is only known when it runs"
+        return f"{shown} uses an expansion whose value is only known when it runs"
     if forms.problems:
-        return f"`{shown}`: {forms.problems[0]}"
+        return f"{shown}: {forms.problems[0]}"
     for assignment in simple.assignments:
         problem = assignment_problem(assignment)
         if problem is not None:
-            return f"`{' '.join(filter(None, (assignment, shown)))}` {problem}"
+            return f"{shown} {problem}"
     if not simple.argv:
         return "a bare assignment or redirection needs approval"
     for redirect in simple.redirects:
         if is_write_redirect(redirect):
-            return f"`{redirect.fd or ''}{redirect.op} {redirect.target}` writes to a file"
+            return _redirect_reason(redirect)
     return None
+
+
+def _redirect_reason(redirect: Redirect) -> str:
+    shown = redirect.source or f"{redirect.fd or ''}{redirect.op} {redirect.target}"
+    return f"{_code(shown)} writes to a file"
+
+
+def _written(simple: SimpleCommand) -> str:
+    """Return ``simple`` as written, as a code span, or rebuilt from its words."""
+    if simple.source:
+        return _code(simple.source)
+    return f"`{' '.join(filter(None, (*simple.assignments, _show(simple.argv))))}`"
 
 
 def _show(argv: tuple[str, ...]) -> str:

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent import GateCall, GateVerdict, ToolGate
+from aimon_core.agent import ApprovalRefused, GateCall, GateVerdict, ToolGate
 from aimon_core.hook import HookEvent, PermissionDecision
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
@@ -324,17 +324,19 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
                    call: GateCall | None = None) -> GateVerdict:
         call = call or GateCall()
         decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
+        refused = _Refusals(call, policy, tool, tool_input)
         if decision.verdict is not Verdict.ASK:
-            return settled_verdict(decision, decided_by=decision.reason)
+            return refused.settled(decision)
         hooked = await _permission_request_hooks(call, tool, tool_input)
         if hooked is not None:
-            return hooked
+            return hooked if hooked.allowed else refused.denied(hooked)
         if call.ask is None:
-            return unasked_verdict(tool, tool_input, decision)
+            rule = approval_rule(tool, tool_input, project_root=policy.project_root, cwd=ctx.cwd)
+            return refused.unasked(decision, rule)
         async with lock:
             decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
             if decision.verdict is not Verdict.ASK:
-                return settled_verdict(decision, decided_by=decision.reason)
+                return refused.settled(decision)
             request = policy.approval_request(tool, tool_input, decision, cwd=ctx.cwd,
                                               tool_use_id=call.tool_use_id)
             preview = (await asyncio.to_thread(tool.preview, tool_input, ctx.cwd)
@@ -343,7 +345,7 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
                 tool.name, tool_input, tool.describe, policy.project_root))
             answer = await call.ask(request)
             if answer is None:
-                return unasked_verdict(tool, tool_input, decision)
+                return refused.unasked(decision, request.suggested_rule)
             remembered = await _remember(policy, request, answer)
             call.emit(ApprovalResolved(request_id=request.id, answer=answer,
                                        remembered=remembered))
@@ -353,6 +355,38 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
                            decided_by="user")
 
     return gate
+
+
+class _Refusals:
+    """Emit `ApprovalRefused` for a call refused without asking, and return the verdict."""
+
+    def __init__(self, call: GateCall, policy: PermissionPolicy, tool: Tool,
+                 tool_input: Mapping[str, Any]) -> None:
+        self._call, self._tool, self._input = call, tool, tool_input
+        self._label = call_label(tool.name, tool_input, tool.describe, policy.project_root)
+
+    def settled(self, decision: Decision) -> GateVerdict:
+        """Return an ALLOW or DENY decision's verdict (a DENY is told as refused)."""
+        verdict = settled_verdict(decision, decided_by=decision.reason)
+        if not verdict.allowed:
+            self._emit(decision.reason, denied=True)
+        return verdict
+
+    def denied(self, verdict: GateVerdict) -> GateVerdict:
+        """Tell a denial a hook decided; return it."""
+        self._emit(verdict.message, denied=True)
+        return verdict
+
+    def unasked(self, decision: Decision, rule: str) -> GateVerdict:
+        """Refuse an ASK nobody can answer; `rule` is what an approval would remember."""
+        self._emit(decision.reason, denied=False, rule=rule)
+        return unasked_verdict(self._tool, self._input, decision)
+
+    def _emit(self, reason: str, *, denied: bool, rule: str = "") -> None:
+        self._call.emit(ApprovalRefused(
+            tool_use_id=self._call.tool_use_id, tool_name=self._tool.name,
+            tool_input=dict(self._input), label=self._label, reason=reason, denied=denied,
+            suggested_rule=rule))
 
 
 async def _permission_request_hooks(

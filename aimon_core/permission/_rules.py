@@ -24,7 +24,7 @@ import functools
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
@@ -60,11 +60,16 @@ class Verdict(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
-    """A verdict, why it was reached, and the rule text that decided it, if any."""
+    """A verdict, why it was reached, and the rule text that decided it, if any.
+
+    ``parts``: for an ASK on part of a command line (``rm -rf build`` of ``git status && rm
+    -rf build``), those parts as written; the reason names them too.
+    """
 
     verdict: Verdict
     reason: str
     rule: str | None = None
+    parts: tuple[str, ...] = field(default=(), compare=False)
 
 
 class RuleError(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 COULD_NOT_PARSE = "could not parse"
 UNUSUAL_CHARACTERS = "unusual characters"
@@ -28,6 +28,8 @@ class Redirect:
     target: str
     fd: str | None = None
     dynamic: bool = False
+    # The redirection as written (`2> "out file"`), for messages; not part of its value.
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +40,8 @@ class SimpleCommand:
     assignments: tuple[str, ...] = ()
     redirects: tuple[Redirect, ...] = ()
     dynamic: bool = False
+    # The command as written, quotes and redirections included, for messages.
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +50,12 @@ class ParsedCommand:
 
     commands: tuple[SimpleCommand, ...]
     risky: tuple[str, ...]
+    # (risky construct, the first place it is written), for messages.
+    risky_sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def source_of(self, risky: str) -> str:
+        """Return where the risky construct `risky` is first written ("" if not known)."""
+        return next((text for kind, text in self.risky_sources if kind == risky), "")
 
 
 def is_write_redirect(redirect: Redirect) -> bool:

@@ -88,6 +88,8 @@ class AgentAssembly:
         live = await LiveSession.open(self.runtime, store, self.tool_context(),
                                       session_id=session_id, holder=holder,
                                       commands=self.commands, compaction=compaction)
+        if self.flags.model and live.runtime.model != self.runtime.model:
+            live.set_model(self.runtime.model)  # --model beats a resumed session's /model
         live.command_host = SessionCommandHost(live, live.commands or self._commands(),
                                                policy=self.policy, settings=self.settings)
         live.command_host.mcp_servers = self.mcp

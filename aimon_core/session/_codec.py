@@ -322,11 +322,14 @@ def budget_override_to_json(override: BudgetOverride | None) -> JSONObject | Non
     """Encode a budget override (None stays None)."""
     if override is None:
         return None
-    return {
+    obj: JSONObject = {
         "max_iterations": override.max_iterations,
         "max_tokens": override.max_tokens,
         "max_seconds": override.max_seconds,
     }
+    if override.model is not None:  # chosen with /model
+        obj |= {"model": override.model, "model_provider": override.model_provider}
+    return obj
 
 
 def budget_override_from_json(obj: object) -> BudgetOverride | None:
@@ -339,6 +342,9 @@ def budget_override_from_json(obj: object) -> BudgetOverride | None:
         max_iterations=None if obj.get("max_iterations") is None else _int(obj, "max_iterations"),
         max_tokens=None if obj.get("max_tokens") is None else _int(obj, "max_tokens"),
         max_seconds=None if obj.get("max_seconds") is None else _number(obj, "max_seconds"),
+        model=None if obj.get("model") is None else _get(obj, "model", str),
+        model_provider=None if obj.get("model_provider") is None
+        else _get(obj, "model_provider", str),
     )
 
 

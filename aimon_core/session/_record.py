@@ -50,11 +50,17 @@ class SessionTotals:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BudgetOverride:
-    """Per-session limits set by the user; None keeps the agent's default."""
+    """Per-session limits set by the user; None keeps the agent's default.
+
+    It also carries the model chosen with `/model` (and the provider it was chosen on),
+    stored and resumed with the limits.
+    """
 
     max_iterations: int | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
+    model: str | None = None
+    model_provider: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

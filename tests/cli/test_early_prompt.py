@@ -19,7 +19,7 @@ import pytest
 
 from aimon_cli._early import EarlyPrompt, banner_text
 
-from .conftest import Spawn, editor_live, leave
+from .conftest import MODEL, Spawn, editor_live, leave
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -151,7 +151,8 @@ _commands.run([])
 def test_ctrl_c_while_aimon_starts_stops_it_and_gives_the_terminal_back(
         spawn: Spawn, home: Path) -> None:
     started = spawn()  # only for its environment
-    child = pexpect.spawn(sys.executable, ["-c", SLOW_START], cwd=started.cwd, env=started.env,
+    env = {**started.env, "AIMON_MODEL": MODEL}  # no flags here: a usable provider, by env
+    child = pexpect.spawn(sys.executable, ["-c", SLOW_START], cwd=started.cwd, env=env,
                           dimensions=(40, 120), encoding="utf-8", timeout=15)
     child.expect_exact("›")
     child.send("half a prompt")
@@ -202,7 +203,13 @@ _commands.run([])
 
 
 def test_the_early_prompt_is_painted_before_the_slow_imports(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", AT_PAINT], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=60, check=True)
+    env = {**os.environ, "ANTHROPIC_API_KEY": "k"}  # a provider, or aimon stops before painting
+    primary, terminal = os.openpty()  # stdin a terminal: piped stdin would mean print mode
+    try:
+        done = subprocess.run([sys.executable, "-c", AT_PAINT], cwd=tmp_path, stdin=terminal,
+                              capture_output=True, text=True, timeout=60, check=True, env=env)
+    finally:
+        os.close(primary)
+        os.close(terminal)
     assert done.stdout.startswith("[] aimon "), done.stdout
     assert f"· {tmp_path.resolve()} · /help for commands" in done.stdout

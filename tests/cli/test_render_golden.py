@@ -9,7 +9,13 @@ from rich.console import Console
 
 from aimon_cli._approval import Selection, approval_choices, question_lines
 from aimon_cli.render import Renderer, approval_lines, diff_lines
-from aimon_core.agent import AssistantTextDelta, ToolCallFinished, ToolCallStarted
+from aimon_core.agent import (
+    AssistantMessageCompleted,
+    AssistantTextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from aimon_core.llm import Message, TextBlock, Usage
 from aimon_core.permission import ApprovalRequest
 from aimon_core.tools import ToolResult
 from aimon_core.tools._file_tools import unified_diff
@@ -71,7 +77,7 @@ def approval_screen(width: int) -> str:
     for line in approval_lines(REQUEST, None, Path("/p")):
         screen.print(line, no_wrap=True, overflow="ellipsis", crop=True)
     selection = Selection(choices=approval_choices(REQUEST))
-    return out.getvalue() + "".join(text for _, text in question_lines(
+    return out.getvalue() + "".join(text for _, text, *_ in question_lines(
         "Allow this Bash call?", selection, armed=True, width=width, keys="o/y/a/n"))
 
 
@@ -107,7 +113,7 @@ def test_the_approval_prompt_at_50_columns_wraps_between_words() -> None:
 def test_an_ordered_list_split_across_blocks_keeps_its_numbers() -> None:
     out, screen = console(60)
     renderer = Renderer(screen)
-    for text in ("Steps:\n\n1. first\n2. second\n\n", "3. third\n\n"):
+    for text in ("Steps:\n\n1. first\n2. second\n\n", "3. third\n\n", "Done"):
         renderer(AssistantTextDelta(text=text))
     assert out.getvalue() == "Steps:\n\n 1 first\n 2 second\n\n 3 third\n"
 
@@ -122,3 +128,42 @@ def test_streamed_text_is_live_until_its_block_completes_then_printed_once() -> 
     renderer(AssistantTextDelta(text="graph.\n\nSecond"))
     assert out.getvalue() == "First paragraph.\n" and renderer.live_text() == "Second"
     assert changes == ["First para", "Second"]
+
+
+def test_a_list_items_second_paragraph_keeps_its_indent_and_the_numbers_go_on() -> None:
+    out, screen = console(50)
+    renderer = Renderer(screen)
+    text = ("Plan:\n\n1. Read the parser and the tests that cover it first.\n\n"
+            "   Then note what each one checks.\n\n    Four spaces in is still the item."
+            "\n\n2. Fix it.\n\nDone.\n")
+    for at in range(0, len(text), 5):  # streamed in small pieces
+        renderer(AssistantTextDelta(text=text[at:at + 5]))
+    renderer(AssistantMessageCompleted(message=Message(role="assistant", content=(
+        TextBlock(text=text),)), usage=Usage(), cost_usd=0.0))
+    assert out.getvalue() == (
+        "Plan:\n\n"
+        " 1 Read the parser and the tests that cover it\n"
+        "   first.\n"
+        "   Then note what each one checks.\n"
+        "   Four spaces in is still the item.\n\n"
+        " 2 Fix it.\n\n"
+        "Done.\n")
+
+
+def test_a_long_rule_in_an_approval_option_wraps_after_a_slash_not_mid_name() -> None:
+    path = "/home/user/proj/aimon_core/permission/_matcher_table.py"
+    request = ApprovalRequest(
+        id="r2", tool_name="Edit", tool_input={"file_path": path}, subject_text=path,
+        reason="", suggested_rule="Edit(aimon_core/permission/_matcher_table.py)")
+    lines = question_lines("Allow this Edit call?", Selection(choices=approval_choices(
+        request)), armed=True, width=50, keys="o/y/n")
+    assert "".join(text for _, text, *_ in lines) == (
+        "❯ o    allow, and allow Edit(aimon_core/\n"
+        "       permission/_matcher_table.py) again this\n"
+        "       turn\n"
+        "  y    always allow Edit(aimon_core/permission/\n"
+        "       _matcher_table.py) in this session\n"
+        "  n    deny, then say why (optional)\n"
+        "  Esc  answer later with /approve or /deny ·\n"
+        "       Ctrl-C interrupts the turn\n"
+        "? Allow this Edit call? [o/y/n] ↑/↓ Enter")

@@ -28,6 +28,7 @@ from aimon_core.llm import (
     ToolUseBlock,
     ToolUseStarted,
     Usage,
+    UsageReported,
     cost_usd,
     model_info,
 )
@@ -77,7 +78,9 @@ def final(events: list[StreamEvent]) -> LLMResponse:
 def test_text_streams_as_deltas_then_completes() -> None:
     with LoopbackModelServer([Reply(text="Hello there")]) as server:
         events = asyncio.run(events_of(server, request()))
-    assert events[:-1] == [TextDelta(text="Hello"), TextDelta(text=" there")]
+    # message_start's usage first: what an interrupted call is counted from.
+    assert events[0] == UsageReported(usage=Usage(input_tokens=10, output_tokens=1))
+    assert events[1:-1] == [TextDelta(text="Hello"), TextDelta(text=" there")]
     response = final(events)
     assert response.content == (TextBlock(text="Hello there"),)
     assert response.stop_reason is StopReason.END

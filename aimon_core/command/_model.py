@@ -1,0 +1,109 @@
+"""/model: list the models of the session's provider, or switch the session's model."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from typing import TYPE_CHECKING
+
+from aimon_core.command._registry import CommandError, CommandHost, CommandOutcome, SlashCommand
+
+if TYPE_CHECKING:
+    from aimon_core.config import LoadedSettings
+
+MODEL_USAGE = "/model [NAME]"
+# A dated id of a known model: claude-haiku-4-5-20251001, gpt-4o-2024-08-06.
+_DATED = re.compile(r"-\d{8}|-\d{4}-\d{2}-\d{2}")
+PROVIDERS = ("anthropic", "openai")
+
+
+def known_name(name: str, known: tuple[str, ...]) -> str | None:
+    """Return `name` (lowercase) if it is a known model or a dated id of one, else None."""
+    wanted = name.strip().lower()
+    for model in known:
+        if wanted == model or (wanted.startswith(model)
+                               and _DATED.fullmatch(wanted[len(model):])):
+            return wanted
+    return None
+
+
+def open_endpoint(provider: str, current: str, settings: LoadedSettings | None,
+                  env: dict[str, str] | None = None) -> str | None:
+    """Return the OpenAI-compatible endpoint that serves models aimon does not know, or None.
+
+    That is a custom base URL (settings, `--base-url`, OPENAI_BASE_URL: Ollama, vLLM, ...), or
+    a session already running a model the registry does not know (a local server found at
+    start). There any model name is taken as given.
+    """
+    from aimon_core.llm import known_models
+
+    if provider != "openai":
+        return None
+    environ = os.environ if env is None else env
+    base = (settings.settings.base_url if settings is not None else None) \
+        or environ.get("OPENAI_BASE_URL")
+    if base:
+        return base
+    if known_name(current, known_models(provider)) is None:
+        return "this model server"
+    return None
+
+
+def models_text(provider: str, current: str, known: tuple[str, ...],
+                endpoint: str | None) -> str:
+    """Return what /model shows: the provider's known models, `*` marking the current one."""
+    names = known if current in known else (current, *known)
+    rows = "\n".join(f"{'*' if name == current else ' '} {name}" for name in names)
+    lines = [f"Models aimon knows for {provider} (* is this session's):", rows or "  (none)"]
+    if endpoint is not None:
+        lines.append(f"{endpoint} is an OpenAI-compatible endpoint: /model takes any model "
+                     "name it serves.")
+    lines.append(f"Switch with {MODEL_USAGE}; the session keeps the model when resumed.")
+    return "\n".join(lines)
+
+
+def _unknown(name: str, provider: str, known: tuple[str, ...]) -> str:
+    """Return the refusal of a model name the registry does not know for `provider`."""
+    from aimon_core.llm import known_models
+
+    for other in PROVIDERS:
+        if other != provider and known_name(name, known_models(other)) is not None:
+            return (f"{name} is an {other} model, and this session talks to {provider}: "
+                    f"start a new run with --provider {other} --model {name}.")
+    near = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
+    hint = f" Did you mean {' or '.join(near)}?" if near else ""
+    return f"Unknown model {name!r} for {provider}.{hint} /model lists the models."
+
+
+async def _model(args: str, host: CommandHost) -> CommandOutcome:
+    from aimon_core.llm import known_models
+
+    live = await host.live_session()
+    provider, current = live.runtime.client.provider, live.runtime.model
+    known = known_models(provider)
+    endpoint = open_endpoint(provider, current, host.settings)
+    if not args:
+        return CommandOutcome.message(models_text(provider, current, known, endpoint))
+    if len(args.split()) != 1:
+        raise CommandError("/model takes one model name.")
+    chosen = known_name(args, known)
+    if chosen is None and endpoint is None:
+        return CommandOutcome.error(_unknown(args, provider, known))
+    name = chosen or args.strip()
+    if name == current:
+        return CommandOutcome.message(f"Already using {name}.")
+    live.set_model(name)
+    later = " It applies from the next turn." if live.turn_running() else ""
+    note = "" if chosen else (f" aimon does not know this model, so {endpoint} is trusted to "
+                              "serve it (limits and prices are guessed).")
+    # A session is stored from its first prompt: until then the choice waits in memory.
+    kept = "the session keeps it when resumed" if live.is_stored else \
+        "it is stored with the session from its first prompt"
+    return CommandOutcome.message(f"Model: {name} (was {current}); {kept}.{later}{note}")
+
+
+def model_commands() -> tuple[SlashCommand, ...]:
+    """Return /model."""
+    return (SlashCommand(name="model", description="Show the models or switch this session's",
+                         run=_model, usage=MODEL_USAGE),)
