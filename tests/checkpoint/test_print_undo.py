@@ -19,17 +19,16 @@ AIMON = str(Path(sys.executable).with_name("aimon"))
 
 @pytest.fixture
 def server() -> Iterator[LoopbackModelServer]:
-    with LoopbackModelServer() as srv:
+    with LoopbackModelServer(provider="openai") as srv:
         yield srv
 
 
 def aimon(server: LoopbackModelServer, cwd: Path, *args: str
           ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
-               AIMON_NO_LOCAL_PROBE="1")
-    return subprocess.run([AIMON, "--model", "claude-sonnet-4-5", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    env.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url, AIMON_NO_LOCAL_PROBE="1")
+    return subprocess.run([AIMON, "--provider", "openai", "--model", "gpt-5.4", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_print_mode_undo_restores_and_says_what(tmp_path: Path,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from typing import Any
 from aimon_core.session import FileSessionRecordStore
 from aimon_core.testing import LoopbackModelServer, RecordedRequest, Reply, ScriptedToolCall
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
+from .conftest import AIMON, MODEL_ARGS, PROVIDER, aimon_env
+
 WINDOW = 20_000
 ITERATIONS = 200
 SUMMARY_SYSTEM_START = "You write the working memory"
@@ -29,10 +29,8 @@ def request_tokens(body: Any) -> int:
     return len(json.dumps(body, ensure_ascii=False)) // 4
 
 
-def is_summary(body: Any) -> bool:
-    system = body.get("system", "")
-    text = system if isinstance(system, str) else " ".join(b.get("text", "") for b in system)
-    return text.startswith(SUMMARY_SYSTEM_START)
+def is_summary(request: RecordedRequest) -> bool:
+    return request.system_text().startswith(SUMMARY_SYSTEM_START)
 
 
 class Model:
@@ -48,7 +46,7 @@ class Model:
     def __call__(self, request: RecordedRequest) -> Reply:
         tokens = request_tokens(request.body)
         with self.lock:
-            summary = is_summary(request.body)
+            summary = is_summary(request)
             self.sizes.append((summary, tokens))
             if summary:
                 self.summaries += 1
@@ -71,14 +69,12 @@ def test_a_200_iteration_turn_stays_inside_a_20k_window(tmp_path: Path) -> None:
     (project / ".aimon" / "settings.json").write_text(
         json.dumps({"compaction": {"contextWindow": WINDOW}}))
     model = Model(project)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    with LoopbackModelServer(model) as server:
-        env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
-                   AIMON_NO_LOCAL_PROBE="1")
+    with LoopbackModelServer(model, provider=PROVIDER) as server:
         done = subprocess.run(
-            [AIMON, "--model", "claude-sonnet-5-5", "-p", "read every file, many times",
+            [AIMON, *MODEL_ARGS, "-p", "read every file, many times",
              "--max-iterations", str(ITERATIONS + 5), "--output-format", "stream-json"],
-            cwd=project, env=env, capture_output=True, text=True, timeout=240, check=False)
+            cwd=project, env=aimon_env(server), capture_output=True, text=True, timeout=240,
+            check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     result = lines[-1]

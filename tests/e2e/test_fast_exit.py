@@ -20,7 +20,7 @@ import pytest
 
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
+from .conftest import AIMON, MODEL_ARGS, PROVIDER, aimon_env
 
 
 @pytest.fixture
@@ -33,10 +33,7 @@ def repo(tmp_path: Path) -> Path:
 
 def run_and_kill(server: LoopbackModelServer, cwd: Path, *args: str) -> tuple[int, str, str]:
     """Run aimon in its own process group; SIGKILL the group as soon as aimon is reaped."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
-               AIMON_NO_LOCAL_PROBE="1")
-    proc = subprocess.Popen([AIMON, "--model", "claude-sonnet-5-5", *args], cwd=cwd, env=env,
+    proc = subprocess.Popen([AIMON, *MODEL_ARGS, *args], cwd=cwd, env=aimon_env(server),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True, text=True)
     out, err = proc.communicate(timeout=60)
@@ -59,7 +56,7 @@ def session_end_hook(tmp_path: Path) -> Path:
 def test_print_mode_writes_everything_before_it_exits(repo: Path, tmp_path: Path) -> None:
     marker = session_end_hook(tmp_path)
     calc = str(repo / "calc.py")
-    with LoopbackModelServer() as server:
+    with LoopbackModelServer(provider=PROVIDER) as server:
         server.add(
             Reply(text="Looking.", tool_calls=(
                 ScriptedToolCall(name="Read", input={"file_path": calc}),)),
@@ -74,16 +71,16 @@ def test_print_mode_writes_everything_before_it_exits(repo: Path, tmp_path: Path
         result = json.loads(out)  # the whole output line, flushed before the exit
         assert result["result"] == "Fixed the sign in `add`."
         assert marker.read_text() == "ended"  # SessionEnd ran before the exit
-        first_turn = server.requests[-1].body["messages"]
+        first_turn = server.requests[-1].conversation()
 
         code, out, err = run_and_kill(server, repo, "-p", "does it add?",
                                       "-r", result["session_id"])
         assert code == 0, err
         assert out == "It adds now.\n"
-    resumed = server.requests[-1].body["messages"]
+    resumed = server.requests[-1].conversation()
     # Everything the first turn sent, its final answer, then the new prompt: nothing missing.
     assert len(resumed) == len(first_turn) + 2
-    assert [m["role"] for m in resumed[: len(first_turn)]] == [m["role"] for m in first_turn]
-    assert resumed[len(first_turn)]["role"] == "assistant"
-    assert "Fixed the sign" in json.dumps(resumed[len(first_turn)])
-    assert "does it add?" in json.dumps(resumed[-1])
+    assert [role for role, _ in resumed[: len(first_turn)]] == [role for role, _ in first_turn]
+    assert resumed[len(first_turn)][0] == "assistant"
+    assert "Fixed the sign" in resumed[len(first_turn)][1]
+    assert "does it add?" in resumed[-1][1]

@@ -6,20 +6,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackModelServer]:
-    with LoopbackModelServer() as srv:
-        yield srv
+from .conftest import AIMON, MODEL_ARGS, aimon_env
 
 
 @pytest.fixture
@@ -32,11 +25,9 @@ def repo(tmp_path: Path) -> Path:
 
 def aimon(server: LoopbackModelServer, cwd: Path, *args: str
           ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
-               AIMON_NO_LOCAL_PROBE="1")
-    return subprocess.run([AIMON, "--model", "claude-sonnet-5-5", "-p", "go", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([AIMON, *MODEL_ARGS, "-p", "go", *args], cwd=cwd,
+                          env=aimon_env(server), capture_output=True, text=True, timeout=60,
+                          check=False)
 
 
 def results(server: LoopbackModelServer) -> list[str]:

@@ -248,12 +248,12 @@ def test_version_is_fast_and_light() -> None:
 
 def test_slash_commands_run_in_print_mode_without_a_model_call(
         repo: Path, server: LoopbackModelServer) -> None:
-    shown = run_aimon("anthropic", server, repo, "-p", "/help")
+    shown = run_aimon("openai", server, repo, "-p", "/help")
     assert shown.returncode == 0, shown.stderr
     assert "/budget" in shown.stdout and "/status" in shown.stdout
-    budget = run_aimon("anthropic", server, repo, "-p", "/budget", "--output-format", "json")
+    budget = run_aimon("openai", server, repo, "-p", "/budget", "--output-format", "json")
     assert budget.returncode == 0, budget.stderr
     assert json.loads(budget.stdout)["stop_reason"] == "command"
-    unknown = run_aimon("anthropic", server, repo, "-p", "/revew")
+    unknown = run_aimon("openai", server, repo, "-p", "/revew")
     assert unknown.returncode == 1 and "aimon: Unknown command /revew" in unknown.stderr
     assert server.requests == []

@@ -6,38 +6,20 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from aimon_core.agent import repair_tool_pairs
 from aimon_core.session import FileSessionRecordStore, parse_session_id
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackModelServer]:
-    with LoopbackModelServer() as srv:
-        yield srv
-
-
-def env_for(server: LoopbackModelServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
-               AIMON_NO_LOCAL_PROBE="1")
-    return env
+from .conftest import AIMON, MODEL_ARGS, aimon_env, stored_session
 
 
 def aimon(server: LoopbackModelServer, cwd: Path, *args: str
           ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([AIMON, "--model", "claude-sonnet-5-5", *args], cwd=cwd,
-                          env=env_for(server), capture_output=True, text=True, timeout=60,
-                          check=False)
+    return subprocess.run([AIMON, *MODEL_ARGS, *args], cwd=cwd, env=aimon_env(server),
+                          capture_output=True, text=True, timeout=60, check=False)
 
 
 def store() -> FileSessionRecordStore:
@@ -65,12 +47,12 @@ def test_print_mode_sessions_resume_and_continue(tmp_path: Path,
     assert json.loads(second.stdout)["session_id"] == session_id
     third = aimon(server, tmp_path, "-p", "--continue", "three")
     assert third.returncode == 0 and third.stdout.strip() == "third"
-    sent = [m["content"] for m in server.requests[-1].body["messages"]]
-    assert json.dumps(sent).count("first") == 1 and "second" in json.dumps(sent)
+    sent = json.dumps(server.requests[-1].conversation())
+    assert sent.count("first") == 1 and "second" in sent
     record = store().load(parse_session_id(session_id))
     assert record.totals.turns == 3
     assert [m.role for m in record.transcript.messages] == ["user", "assistant"] * 3
-    listed = subprocess.run([AIMON, "sessions", "list"], cwd=tmp_path, env=env_for(server),
+    listed = subprocess.run([AIMON, "sessions", "list"], cwd=tmp_path, env=aimon_env(server),
                             capture_output=True, text=True, check=True)
     assert session_id in listed.stdout
 
@@ -78,9 +60,9 @@ def test_print_mode_sessions_resume_and_continue(tmp_path: Path,
 def test_kill_9_mid_turn_then_resume(tmp_path: Path, server: LoopbackModelServer) -> None:
     server.add(Reply(tool_calls=(ScriptedToolCall(name="Bash", input={
         "command": "sleep 30"}),)), Reply(text="recovered"))
-    with subprocess.Popen([AIMON, "--model", "claude-sonnet-5-5", "-p", "start",
+    with subprocess.Popen([AIMON, *MODEL_ARGS, "-p", "start",
                            "--allowed-tools", "Bash(sleep:*)", "--output-format", "stream-json"],
-                          cwd=tmp_path, env=env_for(server), stdout=subprocess.PIPE,
+                          cwd=tmp_path, env=aimon_env(server), stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, text=True) as proc:
         assert proc.stdout is not None
         session_id = json.loads(proc.stdout.readline())["session_id"]
@@ -96,10 +78,9 @@ def test_kill_9_mid_turn_then_resume(tmp_path: Path, server: LoopbackModelServer
     done = aimon(server, tmp_path, "-p", "--resume", session_id, "go on")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "recovered"
-    resent = server.requests[-1].body["messages"]
-    results = [b for m in resent if isinstance(m["content"], list) for b in m["content"]
-               if b["type"] == "tool_result"]
-    assert len(results) == 1 and results[0]["is_error"] is True
+    # One result for the call, marked as an error (OpenAI's wire: an "Error: " prefix).
+    (result,) = server.requests[-1].tool_results().values()
+    assert result.startswith("Error: ")
     record = store().load(parse_session_id(session_id))
     assert not record.load_warnings
     messages = list(record.transcript.messages)
@@ -108,16 +89,16 @@ def test_kill_9_mid_turn_then_resume(tmp_path: Path, server: LoopbackModelServer
 
 def test_second_process_on_a_session_is_refused(tmp_path: Path,
                                                 server: LoopbackModelServer) -> None:
-    server.add(Reply(text="made"), StallStream(reply=Reply(text="slow"), after_events=2,
-                                               seconds=20))
-    made = aimon(server, tmp_path, "-p", "make", "--output-format", "json")
-    session_id = json.loads(made.stdout)["session_id"]
-    with subprocess.Popen([AIMON, "--model", "claude-sonnet-5-5", "-p", "--resume",
-                           session_id, "hold it"], cwd=tmp_path, env=env_for(server),
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as holder:
+    # The holder stalls mid-answer until the test ends, however slow the second start is.
+    server.add(StallStream(reply=Reply(text="slow"), after_events=2, seconds=120,
+                           released=True))
+    session_id = stored_session(tmp_path)
+    with subprocess.Popen([AIMON, *MODEL_ARGS, "-p", "--resume", session_id, "hold it"],
+                          cwd=tmp_path, env=aimon_env(server), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL) as holder:
         try:
-            deadline = time.monotonic() + 20
-            while len(server.requests) < 2 and time.monotonic() < deadline:
+            deadline = time.monotonic() + 60
+            while not server.requests and time.monotonic() < deadline:
                 time.sleep(0.05)
             size_before = store().path_of(parse_session_id(session_id)).stat().st_size
             second = aimon(server, tmp_path, "-p", "--resume", session_id, "me too")
@@ -136,8 +117,8 @@ def test_an_unusable_data_folder_is_one_clear_error(tmp_path: Path,
     home = tmp_path / "home"
     home.mkdir()
     (home / "data").write_text("a file where the data folder should be")
-    env = {**env_for(server), "AIMON_HOME": str(home)}
-    done = subprocess.run([AIMON, "--model", "claude-sonnet-5-5", "-p", "hi"], cwd=tmp_path,
+    env = aimon_env(server, AIMON_HOME=str(home))
+    done = subprocess.run([AIMON, *MODEL_ARGS, "-p", "hi"], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1
     assert "aimon: cannot use the session store" in done.stderr

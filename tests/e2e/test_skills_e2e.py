@@ -5,21 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackModelServer]:
-    with LoopbackModelServer() as srv:
-        yield srv
+from .conftest import AIMON, MODEL_ARGS, aimon_env
 
 
 @pytest.fixture
@@ -32,10 +24,12 @@ def repo(tmp_path: Path) -> Path:
 
 def aimon(server: LoopbackModelServer | None, cwd: Path, *args: str
           ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(AIMON_NO_LOCAL_PROBE="1")
     if server is not None:
-        env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url)
+        env = aimon_env(server)
+    else:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(AIMON_NO_LOCAL_PROBE="1")
     return subprocess.run([AIMON, *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=60, check=False)
 
@@ -45,13 +39,13 @@ def test_print_mode_review_forks_the_code_reviewer(repo: Path,
     server.add(Reply(tool_calls=(ScriptedToolCall(name="Read", input={
                    "file_path": str(repo / "calc.py")}),)),
                Reply(text="1 bug: calc.py:2 subtracts instead of adding."))
-    done = aimon(server, repo, "--model", "claude-sonnet-4-5", "-p", "/review calc.py")
+    done = aimon(server, repo, *MODEL_ARGS, "-p", "/review calc.py")
     assert done.returncode == 0, done.stderr
     assert "1 bug: calc.py:2 subtracts instead of adding." in done.stdout
-    first = server.requests[0].body
-    assert "reviewing a change" in json.dumps(first["system"])
-    assert "Review this change: calc.py" in json.dumps(first["messages"][0])
-    assert sorted(tool["name"] for tool in first["tools"]) == ["Bash", "Glob", "Grep", "Read"]
+    first = server.requests[0]
+    assert "reviewing a change" in first.system_text()
+    assert "Review this change: calc.py" in first.conversation()[0][1]
+    assert sorted(first.tool_names()) == ["Bash", "Glob", "Grep", "Read"]
 
 
 def test_skills_and_agents_list_outside_the_repl(repo: Path) -> None:

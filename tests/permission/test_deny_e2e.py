@@ -18,7 +18,7 @@ AIMON = str(Path(sys.executable).with_name("aimon"))
 
 @pytest.fixture
 def server() -> Iterator[LoopbackModelServer]:
-    with LoopbackModelServer() as srv:
+    with LoopbackModelServer(provider="openai") as srv:
         yield srv
 
 
@@ -42,10 +42,11 @@ def test_print_mode_refuses_ways_around_deny_rules(tmp_path: Path,
     )
     server.add(Reply(tool_calls=calls), Reply(text="done"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
+    env.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url,
                AIMON_NO_LOCAL_PROBE="1", AIMON_HOME=str(tmp_path / "home"))
     done = subprocess.run(
-        [AIMON, "--model", "claude-sonnet-5-5", "-p", "go", "--allowed-tools", "Bash"],
+        [AIMON, "--provider", "openai", "--model", "gpt-5.4", "-p", "go", "--allowed-tools",
+         "Bash"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     grep, piped, cat, ls = _results(server)

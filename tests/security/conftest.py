@@ -44,6 +44,7 @@ from ._attempts import (
     Exists,
     NoSecret,
     Outcome,
+    Provider,
     Ran,
     Refused,
     ToolOutcome,
@@ -54,7 +55,7 @@ from ._attempts import (
 
 AIMON = Path(sys.executable).with_name("aimon")
 BIN = AIMON.parent
-MODEL = "claude-sonnet-5-5"
+MODELS: dict[Provider, str] = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.4"}
 PARALLEL = 2
 """aimon runs at a time in each pytest process (under xdist: in each worker, so up to four)."""
 
@@ -84,14 +85,22 @@ def cases(batches: Sequence[Batch]) -> list[Any]:
 # ---------------------------------------------------------------------------- running
 
 
-def base_env(ws: Workspace, server: LoopbackModelServer) -> dict[str, str]:
-    """Return aimon's environment: no provider keys, an isolated home, the loopback server."""
+def base_env(ws: Workspace, server: LoopbackModelServer, provider: Provider
+             ) -> dict[str, str]:
+    """Return aimon's environment: one provider's key and the loopback server, an isolated
+    home."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIMON_", "GIT_"))}
-    env.update(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.base_url,
+    prefix = provider.upper()
+    env.update({f"{prefix}_API_KEY": "k", f"{prefix}_BASE_URL": server.base_url},
                AIMON_NO_LOCAL_PROBE="1", AIMON_HOME=str(ws.home), HOME=str(ws.user_home),
                PATH=program_path(), GIT_CONFIG_NOSYSTEM="1")
     return env
+
+
+def model_args(provider: Provider) -> list[str]:
+    """Return the flags that make aimon talk to `provider`."""
+    return ["--provider", provider, "--model", MODELS[provider]]
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -161,10 +170,19 @@ def script(batch: Batch, ws: Workspace) -> list[Step]:
 
 
 def tool_outcomes(body: Mapping[str, Any]) -> dict[str, ToolOutcome]:
-    """Return the tool results of a request body, by tool_use id."""
+    """Return the tool results of a request body (either wire format), by tool_use id.
+
+    OpenAI's `tool` messages have no error flag: aimon marks an error with an "Error: " prefix
+    (`merged_results` prefers the flag stream-json printed).
+    """
     found: dict[str, ToolOutcome] = {}
     for message in body.get("messages", []):
         content = message.get("content")
+        if message.get("role") == "tool":
+            text = content if isinstance(content, str) else ""
+            found[str(message.get("tool_call_id"))] = ToolOutcome(
+                is_error=text.startswith(OPENAI_ERROR), text=text.removeprefix(OPENAI_ERROR))
+            continue
         for block in content if isinstance(content, list) else []:
             if block.get("type") != "tool_result":
                 continue
@@ -174,6 +192,9 @@ def tool_outcomes(body: Mapping[str, Any]) -> dict[str, ToolOutcome]:
             found[block["tool_use_id"]] = ToolOutcome(is_error=bool(block.get("is_error")),
                                                       text=text)
     return found
+
+
+OPENAI_ERROR = "Error: "
 
 
 def snapshot(batch: Batch, ws: Workspace) -> dict[str, str | None]:
@@ -187,11 +208,11 @@ def snapshot(batch: Batch, ws: Workspace) -> dict[str, str | None]:
     return shots
 
 
-def run_aimon(ws: Workspace, server: LoopbackModelServer, args: Sequence[str],
-              env: Mapping[str, str] = {}, timeout: float = RUN_TIMEOUT
+def run_aimon(ws: Workspace, server: LoopbackModelServer, provider: Provider,
+              args: Sequence[str], env: Mapping[str, str] = {}, timeout: float = RUN_TIMEOUT
               ) -> tuple[int | None, str, str]:
     """Run `aimon ARGS` in the project; return (exit code or None on timeout, stdout, stderr)."""
-    full_env = {**base_env(ws, server), **env}
+    full_env = {**base_env(ws, server, provider), **env}
     try:
         done = subprocess.run([str(AIMON), *args], cwd=ws.project, env=full_env,
                               capture_output=True, text=True, timeout=timeout, check=False,
@@ -235,13 +256,16 @@ def streamed_results(stdout: str) -> dict[str, ToolOutcome]:
 
 
 def merged_results(last: Mapping[str, Any], stdout: str) -> dict[str, ToolOutcome]:
-    """Prefer what the model was sent; add durations, and results a killed run never sent."""
+    """Prefer what the model was sent; add durations, and results a killed run never sent.
+
+    The error flag comes from stream-json when it printed one (OpenAI's wire has none).
+    """
     sent = tool_outcomes(last)
     streamed = streamed_results(stdout)
     merged = {**streamed, **sent}
     for key, result in sent.items():
         if key in streamed:
-            merged[key] = ToolOutcome(is_error=result.is_error, text=result.text,
+            merged[key] = ToolOutcome(is_error=streamed[key].is_error, text=result.text,
                                       duration_ms=streamed[key].duration_ms)
     return merged
 
@@ -261,9 +285,10 @@ def run_batch(batch: Batch, ws: Workspace) -> Outcome:
     shots = snapshot(batch, ws)
     started = time.monotonic()
     steps = batch.steps(ws) if batch.steps is not None else script(batch, ws)
-    with LoopbackModelServer(steps, provider="anthropic") as server:
-        args = ["--model", MODEL, "-p", "go", "--output-format", "stream-json", *batch.args]
-        code, out, err = run_aimon(ws, server, args, batch.env, batch.timeout)
+    with LoopbackModelServer(steps, provider=batch.provider) as server:
+        args = [*model_args(batch.provider), "-p", "go", "--output-format", "stream-json",
+                *batch.args]
+        code, out, err = run_aimon(ws, server, batch.provider, args, batch.env, batch.timeout)
         if code is None:
             release_fifos(ws.root)
         requests = list(server.requests)

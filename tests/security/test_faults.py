@@ -37,10 +37,10 @@ from ._attempts import (
 )
 from .conftest import (
     AIMON,
-    MODEL,
     base_env,
     cases,
     check_attempt,
+    model_args,
     release_fifos,
 )
 
@@ -137,7 +137,10 @@ MODEL_CASES = [(name, marker) for name, (_, markers) in MODEL_FAULTS.items()
 
 TOOLS = Batch(name="faults_tools", attempts=ATTEMPTS, build=build_fifo, settings=HOOKS,
               args=("--allowed-tools", "Write,Bash"), timeout=DEADLINE)
-FAULTS = tuple(Batch(name=name, attempts=(), steps=steps, args=("--allowed-tools", "Bash"))
+# Broken responses stay on the Anthropic wire: what a broken stream looks like depends on the
+# SDK (see aimon_core.testing._loopback), and these runs are about exactly that.
+FAULTS = tuple(Batch(name=name, attempts=(), steps=steps, args=("--allowed-tools", "Bash"),
+                     provider="anthropic")
                for name, (steps, _) in MODEL_FAULTS.items())
 BATCHES = (TOOLS, *FAULTS)
 
@@ -211,10 +214,10 @@ def test_a_fifo_session_file_never_hangs_aimon(outcomes: dict[str, Outcome]) -> 
     outcome = outcomes[FAULTS[0].name]
     ws = outcome.workspace
     session_id = fifo_session(outcome)
-    with LoopbackModelServer([Reply(text="resumed")], provider="anthropic") as server:
-        env = base_env(ws, server)
+    with LoopbackModelServer([Reply(text="resumed")], provider="openai") as server:
+        env = base_env(ws, server, "openai")
         listing = run(["sessions", "list"], ws, env)
-        resumed = run(["--model", MODEL, "-p", "go", "--resume", session_id], ws, env)
+        resumed = run([*model_args("openai"), "-p", "go", "--resume", session_id], ws, env)
     assert "Traceback" not in listing.stderr, listing
     assert "Traceback" not in resumed.stderr, resumed
     assert resumed.returncode != 0 and session_id in resumed.stderr, resumed

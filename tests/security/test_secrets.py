@@ -79,11 +79,12 @@ ATTEMPTS = (
     Attempt(id="ctl_printenv_home", call=bash("printenv HOME"), checks=(Ran(contains="/"),)),
 )
 
+# Both keys are in aimon's environment whichever provider it talks to; one batch per wire.
 BATCHES = (
-    Batch(name="secrets_bash_allowed", attempts=ATTEMPTS, env=ENV,
-          args=("--provider", "anthropic", "--allowed-tools", "Bash")),
-    Batch(name="secrets_plan", attempts=ATTEMPTS, env=ENV,
-          args=("--provider", "anthropic", "--permission-mode", "plan")),
+    Batch(name="secrets_bash_allowed", attempts=ATTEMPTS, env=ENV, provider="anthropic",
+          args=("--allowed-tools", "Bash")),
+    Batch(name="secrets_plan", attempts=ATTEMPTS, env=ENV, provider="openai",
+          args=("--permission-mode", "plan")),
 )
 
 
