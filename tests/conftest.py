@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# With PYTHONDONTWRITEBYTECODE=1 (set here and on CI machines) pytest rewrites the asserts of
+# every test module again in every xdist worker: ~3.4 CPU-s per worker and run. Let it keep
+# the rewritten modules in __pycache__ (git-ignored): the next run in this checkout loads them.
+sys.dont_write_bytecode = False
 
 _PROVIDER_VARS = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
