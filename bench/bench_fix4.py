@@ -4,7 +4,8 @@ Run:
   .venv/bin/python bench/bench_fix4.py serve                 # a loopback model server; prints
                                                              # its env, runs until Ctrl-C
   .venv/bin/python bench/bare_loop.py P                      # the bare-SDK loop (env from serve)
-  .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N]
+  .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N] [--tools Glob,Read,Bash]
+                                             [--before TREE] [--after TREE]
                                                              # per-iteration and first-iteration
                                                              # cost, from request arrival times
 
@@ -15,10 +16,11 @@ model calls: Read calc.py, Edit it, Bash `python3 test_calc.py`, answer. The ser
 each step from the request (how many tool results it holds, what Read returned), so every run
 does the same work: the Edit flips the sign either way.
 
-`gaps` runs `aimon -p` with a model that calls Glob N times, and takes the time between the
-arrivals of consecutive requests at the server: an instant model, so a gap is exactly what
-aimon spends on one iteration (stream end, tool, transcript, next request). The first gap is
-the first iteration; the median of the rest is the steady cost.
+`gaps` runs `aimon -p` with a model that calls one tool N times — Glob (an `rg` process),
+Read (no process) or Bash `echo N` (a `bash -c`) — and takes the time between the arrivals of
+consecutive requests at the server: an instant model, so a gap is exactly what aimon spends on
+one iteration (stream end, tool, transcript, next request). The first gap is the first
+iteration; the median of the rest is the steady cost.
 """
 
 from __future__ import annotations
@@ -129,8 +131,23 @@ def serve() -> None:
 # --- per-iteration and first-iteration cost ------------------------------------------------
 
 
-def glob_gaps(provider: str, calls: int, env_extra: dict[str, str]) -> list[float]:
-    """Run one `aimon -p` turn of `calls` Glob calls; return the gaps between requests (s)."""
+# The tool each iteration calls: Glob (one `rg` process), Read (no process: the cheapest
+# iteration) and Bash `echo N` (one `bash -c`: the floor the issue names).
+GAP_TOOLS = ("Glob", "Read", "Bash")
+
+
+def _gap_call(tool: str, done: int) -> ScriptedToolCall:
+    match tool:
+        case "Glob":
+            return ScriptedToolCall(name="Glob", input={"pattern": f"*{done % 7}.md"})
+        case "Read":
+            return ScriptedToolCall(name="Read", input={"file_path": f"doc{done % 7}.md"})
+    # `echo N`: the same call three times in a row would stop the turn (loop detection).
+    return ScriptedToolCall(name="Bash", input={"command": f"echo {done}", "description": "Echo"})
+
+
+def tool_gaps(provider: str, tool: str, calls: int, env_extra: dict[str, str]) -> list[float]:
+    """Run one `aimon -p` turn of `calls` calls of `tool`; return the gaps between requests."""
     arrivals: list[float] = []
 
     def respond(request: RecordedRequest) -> Reply:
@@ -138,8 +155,7 @@ def glob_gaps(provider: str, calls: int, env_extra: dict[str, str]) -> list[floa
         done = len(_results(request))
         if done >= calls:
             return Reply(text="done")
-        return Reply(tool_calls=(ScriptedToolCall(name="Glob",
-                                                  input={"pattern": f"*{done % 7}.md"}),))
+        return Reply(tool_calls=(_gap_call(tool, done),))
 
     with LoopbackModelServer(respond) as server, tempfile.TemporaryDirectory() as cwd, \
             tempfile.TemporaryDirectory() as home:
@@ -147,28 +163,37 @@ def glob_gaps(provider: str, calls: int, env_extra: dict[str, str]) -> list[floa
             Path(cwd, f"doc{i}.md").write_text("# doc\n")
         env = {**provider_env(provider, server), "AIMON_HOME": home, **env_extra}
         args = [AIMON, "--provider", provider, "--model", MODELS[provider], "-p", "go",
-                "--max-iterations", str(calls + 5)]
+                "--max-iterations", str(calls + 5), "--allowed-tools", "Bash"]
         done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True,
                               check=False)
         if done.returncode != 0 or len(arrivals) != calls + 1:
             raise SystemExit(f"aimon failed ({done.returncode}): {done.stderr}")
+        results = server.requests[-1].tool_results().values()
+        expected = {"Glob": ".md", "Read": "# doc", "Bash": ""}[tool]
+        if len(results) != calls or not all(expected in text and "rror" not in text
+                                            for text in results):
+            raise SystemExit(f"the {tool} calls did not all succeed: {list(results)}")
     return [b - a for a, b in itertools.pairwise(arrivals)]
 
 
-def gaps(runs: int, calls: int, before: str | None) -> None:
-    variants = [("after", {})] + ([("before", {"PYTHONPATH": before})] if before else [])
-    rows: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+def gaps(runs: int, calls: int, before: str | None, tools: list[str],
+         providers: list[str], after: str | None = None) -> None:
+    variants: list[tuple[str, dict[str, str]]] = [("after", {"PYTHONPATH": after} if after
+                                                   else {})]
+    variants += [("before", {"PYTHONPATH": before})] if before else []
+    rows: dict[tuple[str, str, str], tuple[list[float], list[float]]] = {}
     for _ in range(runs):  # interleaved: after, before, after, before ...
-        for provider in MODELS:
+        for provider, tool in itertools.product(providers, tools):
             for name, extra in variants:
-                found = glob_gaps(provider, calls, extra)
-                first, steady = rows.setdefault((provider, name), ([], []))
+                found = tool_gaps(provider, tool, calls, extra)
+                first, steady = rows.setdefault((provider, tool, name), ([], []))
                 first.append(found[0])
                 steady.append(statistics.median(found[1:]))
-    print("| provider | code | first iteration | steady iteration (median) | runs |")
-    print("|---|---|---|---|---|")
-    for (provider, name), (first, steady) in rows.items():
-        print(f"| {provider} | {name} | {statistics.median(first) * 1000:.1f} ms "
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| provider | tool | code | first iteration | steady iteration (median) | runs |")
+    print("|---|---|---|---|---|---|")
+    for (provider, tool, name), (first, steady) in rows.items():
+        print(f"| {provider} | {tool} | {name} | {statistics.median(first) * 1000:.1f} ms "
               f"(min {min(first) * 1000:.1f}) | {statistics.median(steady) * 1000:.2f} ms "
               f"(min {min(steady) * 1000:.2f}) | {len(first)} |")
 
@@ -220,7 +245,8 @@ def resume_times(runs: int, size: int, env_extra: dict[str, str]) -> tuple[list[
 
 
 def resume(runs: int, before: str | None) -> None:
-    variants = [("after", {})] + ([("before", {"PYTHONPATH": before})] if before else [])
+    variants: list[tuple[str, dict[str, str]]] = [("after", {})]
+    variants += [("before", {"PYTHONPATH": before})] if before else []
     print("| code | session | `aimon -p -r` wall (median, min) | request body |")
     print("|---|---|---|---|")
     for name, extra in variants:
@@ -239,6 +265,11 @@ def main() -> None:
     gaps_parser.add_argument("--runs", type=int, default=5)
     gaps_parser.add_argument("--calls", type=int, default=20)
     gaps_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
+    gaps_parser.add_argument("--after", help="a source tree to run as 'after' (default: this)")
+    gaps_parser.add_argument("--tools", default=",".join(GAP_TOOLS),
+                             help=f"comma-separated, of {', '.join(GAP_TOOLS)}")
+    gaps_parser.add_argument("--providers", default=",".join(MODELS),
+                             help=f"comma-separated, of {', '.join(MODELS)}")
     resume_parser = sub.add_parser("resume")
     resume_parser.add_argument("--runs", type=int, default=5)
     resume_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
@@ -249,7 +280,8 @@ def main() -> None:
         case "resume":
             resume(args.runs, args.before)
         case _:
-            gaps(args.runs, args.calls, args.before)
+            gaps(args.runs, args.calls, args.before, args.tools.split(","),
+                 args.providers.split(","), args.after)
 
 
 if __name__ == "__main__":

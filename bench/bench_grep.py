@@ -3,22 +3,24 @@
 Run:  .venv/bin/python bench/bench_grep.py [--runs N] [--tree PATH]
 
 Each pair runs one Grep call (the tool, as the executor calls it: schema check, path checks,
-rg through the shell, output formatting) and one `rg` process with the arguments the tool
-gives it (spawned directly, output read to the end), alternately, in one warm process. Prints
-the median of each and the median of the per-pair ratios, for three output modes.
+rg through the shell seam's `exec`, output formatting) and one `rg` process with the arguments
+the tool gives it (spawned directly, output read to the end), alternately, in one warm
+process. Prints the median of each and the median of the per-pair ratios, for three output
+modes, and the load average after the runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.shell import LocalShell
+from aimon_core.shell import LocalShell, spawn_process
 from aimon_core.tools import ToolContext, ToolInput, builtin_tools, execute_tool
 from aimon_core.tools._search_tools import find_ripgrep, grep_args
 from aimon_core.tools._state import ToolState
@@ -60,13 +62,35 @@ async def pair_times(tree: Path, case: dict[str, Any], runs: int) -> tuple[list[
     return tools, raws, [t / r for t, r in zip(tools, raws, strict=True)]
 
 
+async def session_times(tree: Path, runs: int) -> tuple[list[float], list[float]]:
+    """Time rg (the count case) spawned in a new session and in a new process group only."""
+    rg = find_ripgrep()
+    assert rg is not None, "rg is not installed"
+    args = grep_args(ToolInput(CASES[2]), CASES[2]["output_mode"], tree)
+
+    async def once(new_session: bool) -> float:
+        started = time.perf_counter()
+        proc = await spawn_process(rg, *args, cwd=tree, env=os.environ,
+                                   new_session=new_session)
+        await proc.communicate()
+        return time.perf_counter() - started
+
+    await once(True)
+    sessions: list[float] = []
+    groups: list[float] = []
+    for _ in range(runs):
+        sessions.append(await once(True))
+        groups.append(await once(False))
+    return sessions, groups
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
     tree = args.tree.resolve()
-    print(f"tree: {tree}")
+    print(f"tree: {tree}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| case | Grep tool (median) | raw rg (median) | ratio (median of pairs) |")
     print("|---|---|---|---|")
     for case in CASES:
@@ -74,6 +98,14 @@ def main() -> None:
         print(f"| `{case['pattern']}`, {case['output_mode']} | "
               f"{statistics.median(tools) * 1000:.1f} ms | {statistics.median(raws) * 1000:.1f} ms"
               f" | {statistics.median(ratios):.2f} |")
+    try:
+        sessions, groups = asyncio.run(session_times(tree, args.runs))
+    except TypeError:  # a tree from before spawn_process took new_session
+        pass
+    else:
+        print(f"rg (count) spawned in a new session {statistics.median(sessions) * 1000:.1f} ms,"
+              f" in a new process group {statistics.median(groups) * 1000:.1f} ms (medians)")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""The shell seam: VirtualShell and LocalShell, which runs bash in its own process group."""
+"""The shell seam: VirtualShell and LocalShell, which runs bash (or a program) in its own group."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -14,6 +14,7 @@ from aimon_core.shell._local import (
     UnknownShellError,
     cap_text,
     cut_notice,
+    has_terminal,
     is_secret_name,
     kill_process_group,
     model_env,
@@ -37,6 +38,18 @@ class VirtualShell(Protocol):
         output_limit: int | None = None,
     ) -> ShellResult:
         """Run `command` to completion or `timeout` seconds; cancelling kills it."""
+        ...
+
+    async def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,  # noqa: ASYNC109 - the seam takes a duration, not a deadline
+        env: Mapping[str, str] | None = None,
+        output_limit: int | None = None,
+    ) -> ShellResult:
+        """Run the program `argv` without a shell, otherwise as `run` (OSError if unstartable)."""
         ...
 
     async def start_background(self, command: str, *, cwd: Path) -> str:
@@ -65,6 +78,7 @@ __all__ = [
     "VirtualShell",
     "cap_text",
     "cut_notice",
+    "has_terminal",
     "is_secret_name",
     "kill_process_group",
     "model_env",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shlex
 import shutil
 import stat
 import sys
@@ -49,15 +48,17 @@ def find_ripgrep() -> str | None:
 
 
 async def _run_rg(ctx: ToolContext, args: Sequence[str], cwd: Path) -> tuple[list[str], bool]:
-    """Run ripgrep through the shell; return its output lines and whether they were cut."""
+    """Run ripgrep (no bash in between); return its output lines and whether they were cut."""
     rg = find_ripgrep()
     if rg is None:
         raise _SearchError(
             "ripgrep (`rg`) is not installed, so this tool cannot run. Install the `ripgrep` "
             "PyPI package (`pip install ripgrep`) or a system ripgrep, or use Bash instead."
         )
-    result: ShellResult = await ctx.shell.run(
-        shlex.join([rg, *args]),
+    # Through the shell seam (a remote shell runs it there), but as a program: bash's start
+    # was ~1.5 ms of a ~10 ms search.
+    result: ShellResult = await ctx.shell.exec(
+        [rg, *args],
         cwd=cwd,
         timeout=RG_TIMEOUT_SECONDS,
         output_limit=RG_OUTPUT_LIMIT,
@@ -78,6 +79,10 @@ async def _run_rg(ctx: ToolContext, args: Sequence[str], cwd: Path) -> tuple[lis
 async def _search_root(ctx: ToolContext, raw: str | None) -> tuple[Path, bool]:
     """Return the real search path and whether it is a directory."""
     path = await ctx.fs.resolve(raw or ".", cwd=ctx.cwd)
+    if not raw:
+        # The working directory (checked by resolve) is a directory: no second worker-thread
+        # hop to stat it (~0.1 ms of a ~10 ms search). Were it deleted, rg says so.
+        return path, True
     info = await ctx.fs.stat(path)
     if info is None:
         raise _SearchError(f"The path {raw!r} does not exist (resolved to {str(path)!r}).")
@@ -99,18 +104,41 @@ def _is_regular(path: Path) -> bool:
         return False
 
 
-def _readable_files(paths: list[Path], allowed: PathFilter | None) -> tuple[list[Path], int]:
-    """Keep the regular files ``allowed`` accepts; return them and how many it refused."""
-    kept: list[Path] = []
+def _readable_newest_first(
+    names: list[str], allowed: PathFilter | None
+) -> tuple[list[str], int]:
+    """Keep the regular files ``allowed`` accepts, newest first; also count those it refused.
+
+    One `os.stat` of each name, a string: `Path(name).stat()` cost 12 µs a file against
+    2.4 µs (280 files: 3.3 ms against 0.7 ms, measured).
+    """
+    stamped: list[tuple[float, str]] = []
     refused = 0
-    for path in paths:
-        if not _is_regular(path):
+    for name in names:
+        try:
+            info = os.stat(name)  # noqa: PTH116 - see above
+        except (OSError, ValueError):
             continue
-        if allowed is not None and not allowed(path):
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        if allowed is not None and not allowed(Path(name)):
             refused += 1
             continue
-        kept.append(path)
-    return kept, refused
+        stamped.append((-info.st_mtime, name))
+    stamped.sort()
+    return [name for _, name in stamped], refused
+
+
+def _newest_first(names: list[str]) -> list[str]:
+    """Return ``names`` most recently modified first (ties by name); drop any that vanished."""
+    stamped: list[tuple[float, str]] = []
+    for name in names:
+        try:
+            stamped.append((-os.stat(name).st_mtime, name))  # noqa: PTH116 - 5x faster
+        except (OSError, ValueError):
+            continue
+    stamped.sort()
+    return [name for _, name in stamped]
 
 
 class _LineFilter:
@@ -140,18 +168,6 @@ class _LineFilter:
             else:
                 kept.append(line)
         return kept
-
-
-def _newest_first(paths: list[Path]) -> list[Path]:
-    def mtime(p: Path) -> float:
-        try:
-            return p.stat().st_mtime
-        except OSError:
-            return float("-inf")
-
-    stamped = [(mtime(p), str(p), p) for p in paths]
-    stamped.sort(key=lambda item: (-item[0], item[1]))
-    return [p for stamp, _, p in stamped if stamp != float("-inf")]
 
 
 # ---------------------------------------------------------------------------- Glob
@@ -279,14 +295,18 @@ async def glob_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return ToolResult.error(f"Glob could not search: {exc.strerror or exc}")
-    matches = [root / line for line in lines if matcher.match(line)]
-    matches, refused = await asyncio.to_thread(_readable_files, matches, ctx.path_filter)
-    found = await asyncio.to_thread(_newest_first, matches)
+    prefix = str(root).rstrip("/") + "/"
+    matches = [prefix + line for line in lines if matcher.match(line)]
+    found, refused = (
+        await asyncio.to_thread(_readable_newest_first, matches, ctx.path_filter)
+        if matches
+        else ([], 0)
+    )
     if not found:
         text = f"No files found matching {pattern!r} in {str(root)!r}.{_skipped_note(refused)}"
         return ToolResult.ok(text, count=0, skipped=refused)
     shown = found[:GLOB_MAX_RESULTS]
-    text = "\n".join(str(p) for p in shown)
+    text = "\n".join(shown)
     if len(found) > len(shown) or cut:
         text += (
             f"\n(Showing the {len(shown)} most recently modified of {len(found)}"
@@ -411,8 +431,7 @@ def _cap(text: str) -> str:
 
 
 def _format_matches(mode: str, lines: list[str], head_limit: int | None) -> tuple[str, int]:
-    if mode == "files_with_matches":
-        lines = [str(p) for p in _newest_first([Path(line) for line in lines])]
+    """Return the tool's text for rg's lines (files already newest first) and their count."""
     shown, omitted = _head(lines, head_limit)
     body = "\n".join(shown)
     if mode == "files_with_matches":
@@ -443,8 +462,11 @@ async def grep_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
             lines_filter.null_separated = False
         cwd = target if is_dir else target.parent
         lines, cut = await _run_rg(ctx, args, cwd=cwd)
-        if is_dir:
-            lines = await asyncio.to_thread(lines_filter.keep, lines)
+        if not is_dir:
+            lines_filter.allowed = None  # the file itself was checked above
+        if lines and (mode == "files_with_matches" or lines_filter.allowed is not None):
+            # One worker-thread hop for the deny-rule checks and the files' mtimes.
+            lines = await asyncio.to_thread(_kept_lines, lines_filter, lines, mode)
     except (PathError, _SearchError) as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
@@ -453,10 +475,16 @@ async def grep_files(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     if not lines:
         return ToolResult.ok(f"No matches found.{note}", count=0,
                              skipped=len(lines_filter.refused))
-    text, count = await asyncio.to_thread(_format_matches, mode, lines, head_limit)
+    text, count = _format_matches(mode, lines, head_limit)
     if cut:
         text += "\n(ripgrep's output was too large and was cut; narrow the search.)"
     return ToolResult.ok(text + note, count=count, mode=mode, skipped=len(lines_filter.refused))
+
+
+def _kept_lines(lines_filter: _LineFilter, lines: list[str], mode: str) -> list[str]:
+    """Drop the lines of files a deny rule covers; list matching files newest first."""
+    kept = lines_filter.keep(lines)
+    return _newest_first(kept) if mode == "files_with_matches" else kept
 
 
 def _check_file(target: Path, allowed: PathFilter | None) -> None:
