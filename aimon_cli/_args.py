@@ -1,15 +1,21 @@
-"""The root command's arguments: a Typer app (`aimon [options] [PROMPT]`).
+"""The root command's arguments: one table of options, a fast exact parser, and Typer.
 
-`aimon` with no arguments — the REPL, by far the most common start — needs no parsing at all
-and skips importing Typer (40-55 ms here): the first prompt is painted first. Any other command
-line is parsed by the Typer app below; `aimon sessions|skills|agents|mcp ...` are Typer sub-apps
-dispatched by their first word (a click group cannot also take an optional PROMPT argument).
+`aimon` with no arguments — the REPL, by far the most common start — needs no parsing at all.
+The usual command lines (`aimon -p PROMPT --model M --output-format json ...`) are parsed by
+`parse_fast`, which follows click's rules exactly for the options of `ROOT_OPTIONS` and
+declines anything else: importing Typer and parsing with it costs ~135 ms of CPU on its own,
+~20-30 ms of an `aimon -p` run (pydantic, most of it, is imported by the SDKs anyway).
+Everything it declines — `--help`, any mistake, an unknown option, an unusual spelling — goes
+to the Typer app in `_root_app.py`, built from the same table, which prints help and errors.
+`tests/cli/test_fast_args.py` checks that the two agree on a generated table of command lines.
+`aimon sessions|skills|agents|mcp ...` are Typer sub-apps dispatched by their first word (a
+click group cannot also take an optional PROMPT argument).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 PICK = "__pick__"
@@ -64,6 +70,67 @@ class RootArgs:
     version: bool = False
 
 
+class Takes(enum.Enum):
+    """What an option takes after its name."""
+
+    NOTHING = "flag"  # a boolean flag
+    TEXT = "text"  # one value; given twice, the last wins
+    TEXTS = "texts"  # one value, repeatable; all are kept in order
+    CHOICE = "choice"  # one of `choices`
+    COUNT = "count"  # a whole number >= `minimum`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RootOption:
+    """One option of `aimon [options] [PROMPT]`: the RootArgs field it sets and how."""
+
+    dest: str
+    flags: tuple[str, ...]
+    takes: Takes
+    help: str | None = None
+    metavar: str | None = None
+    hidden: bool = False
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+
+
+# The one declaration of the root command's options: the Typer app (`_root_app.py`) declares
+# each from here, and `parse_fast` reads it.
+ROOT_OPTIONS: tuple[RootOption, ...] = (
+    RootOption(dest="print_mode", flags=("-p", "--print"), takes=Takes.NOTHING,
+               help="run one turn, print the answer and exit (reads stdin if piped)"),
+    RootOption(dest="output_format", flags=("--output-format",), takes=Takes.CHOICE,
+               choices=OUTPUT_FORMATS, help="print mode output"),
+    RootOption(dest="resume", flags=("-r", "--resume"), takes=Takes.TEXT, metavar="ID",
+               help="resume a session by id (-r alone: pick from recent ones)"),
+    RootOption(dest="pick", flags=("--pick",), takes=Takes.NOTHING, hidden=True),
+    RootOption(dest="continue_last", flags=("-c", "--continue"), takes=Takes.NOTHING,
+               help="continue the most recent session in this project"),
+    RootOption(dest="model", flags=("-m", "--model"), takes=Takes.TEXT, help="model name"),
+    RootOption(dest="provider", flags=("--provider",), takes=Takes.TEXT,
+               help="anthropic or openai (any OpenAI-compatible server)"),
+    RootOption(dest="base_url", flags=("--base-url",), takes=Takes.TEXT,
+               help="API base URL (Ollama, vLLM, OpenRouter, a proxy)"),
+    RootOption(dest="agent", flags=("--agent",), takes=Takes.TEXT,
+               help="agent to run (.aimon/agents/NAME.md, user agents, built-ins)"),
+    RootOption(dest="allowed_tools", flags=("--allowed-tools",), takes=Takes.TEXTS,
+               metavar="RULES", help='rules to allow, e.g. "Edit,Write,Bash(git:*)"'),
+    RootOption(dest="disallowed_tools", flags=("--disallowed-tools",), takes=Takes.TEXTS,
+               metavar="RULES", help='rules to deny, e.g. "Bash(rm:*)"'),
+    RootOption(dest="max_iterations", flags=("--max-iterations",), takes=Takes.COUNT,
+               minimum=1, metavar="N", help="stop after this many model calls"),
+    RootOption(dest="permission_mode", flags=("--permission-mode",), takes=Takes.TEXT,
+               metavar="MODE",
+               help="default, acceptEdits (edits in the project allowed), plan (read-only) or "
+               "bypassPermissions (everything but deny rules; refused as root unless "
+               "AIMON_SANDBOX=1)"),
+    RootOption(dest="version", flags=("-v", "--version"), takes=Takes.NOTHING,
+               help="print the version"),
+)
+OPTION_BY_DEST = {option.dest: option for option in ROOT_OPTIONS}
+_BY_FLAG = {flag: option for option in ROOT_OPTIONS for flag in option.flags}
+
+
 class ArgsError(Exception):
     """The command line is wrong; the message says how."""
 
@@ -80,6 +147,91 @@ def _pick_alone(args: list[str]) -> list[str]:
     return out
 
 
+class _DeclinedError(Exception):
+    """The fast parser does not take this command line: Typer will."""
+
+
+def _converted(option: RootOption, value: str) -> object:
+    """Return an option's value as click would convert it; raise _DeclinedError if unsure."""
+    if value.startswith("-"):
+        raise _DeclinedError  # click would take it as the value; rare enough to leave to Typer
+    match option.takes:
+        case Takes.CHOICE if value not in option.choices:
+            raise _DeclinedError
+        case Takes.COUNT:
+            if not (value.isascii() and value.isdigit()):
+                raise _DeclinedError
+            number = int(value)
+            if option.minimum is not None and number < option.minimum:
+                raise _DeclinedError
+            return number
+    return value
+
+
+def _set(values: dict[str, Any], option: RootOption, value: str | None) -> None:
+    if option.takes is Takes.NOTHING:
+        values[option.dest] = True
+    elif value is None:
+        raise _DeclinedError  # a value was needed and none is left: Typer says so
+    elif option.takes is Takes.TEXTS:
+        values[option.dest] = (*values.get(option.dest, ()), _converted(option, value))
+    else:
+        values[option.dest] = _converted(option, value)
+
+
+def _option(arg: str, rest: list[str], values: dict[str, Any]) -> None:
+    """Take one option argument (and its value from `rest`, as click does)."""
+    name, equals, attached = arg.partition("=")
+    long_option = _BY_FLAG.get(name) if name.startswith("--") else None
+    if long_option is not None:
+        if long_option.takes is Takes.NOTHING:
+            if equals:
+                raise _DeclinedError  # "does not take a value": Typer's message
+            _set(values, long_option, None)
+        else:
+            _set(values, long_option, attached if equals else (rest.pop(0) if rest else None))
+        return
+    if arg.startswith("--") or equals:
+        raise _DeclinedError
+    for index in range(1, len(arg)):  # -pc: flags in a cluster; -mNAME: an attached value
+        option = _BY_FLAG.get("-" + arg[index])
+        if option is None:
+            raise _DeclinedError
+        if option.takes is Takes.NOTHING:
+            _set(values, option, None)
+            continue
+        attached = arg[index + 1:]
+        _set(values, option, attached or (rest.pop(0) if rest else None))
+        return
+
+
+def parse_fast(args: list[str]) -> RootArgs | None:
+    """Parse the root command line without Typer; None: leave it to Typer.
+
+    Returns what Typer would return for every command line it takes (`args` already through
+    `_pick_alone`); declines help, errors and anything unusual.
+    """
+    values: dict[str, Any] = {}
+    positional: list[str] = []
+    rest = list(args)
+    try:
+        while rest:
+            arg = rest.pop(0)
+            if arg == "--":
+                positional += rest
+                break
+            if arg.startswith("-") and len(arg) > 1:
+                _option(arg, rest, values)
+            else:
+                positional.append(arg)
+    except _DeclinedError:
+        return None
+    if len(positional) > 1 or (values.get("continue_last")
+                               and ("resume" in values or values.get("pick"))):
+        return None  # Typer's errors
+    return replace(RootArgs(prompt=positional[0] if positional else None), **values)
+
+
 def parse_root(args: list[str]) -> RootArgs | int:
     """Parse the root command line; return RootArgs, or the exit status when it printed help.
 
@@ -87,6 +239,13 @@ def parse_root(args: list[str]) -> RootArgs | int:
     """
     if not args:
         return RootArgs()  # `aimon` alone: nothing to parse, no Typer import
+    spelled = _pick_alone(args)
+    fast = parse_fast(spelled)
+    return fast if fast is not None else parse_with_typer(spelled)
+
+
+def parse_with_typer(args: list[str]) -> RootArgs | int:
+    """Parse with the root command's Typer app (help, errors, every spelling click takes)."""
     import typer
     from typer.exceptions import TyperException
 
@@ -94,8 +253,7 @@ def parse_root(args: list[str]) -> RootArgs | int:
 
     parsed: list[RootArgs] = []
     try:
-        result: Any = root_app(parsed.append)(_pick_alone(args), prog_name="aimon",
-                                              standalone_mode=False)
+        result: Any = root_app(parsed.append)(args, prog_name="aimon", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except TyperException as exc:  # click's usage errors, vendored by Typer

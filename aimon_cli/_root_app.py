@@ -1,16 +1,25 @@
 """The root command's Typer app: every option of `aimon [options] [PROMPT]`, typed.
 
-Imported only when there is a command line to parse (`aimon` alone skips it).
+Each option's spellings, help and metavar come from `ROOT_OPTIONS` (`_args.py`), the table
+the fast parser reads too. Imported only for the command lines the fast parser declines:
+`--help`, mistakes and unusual spellings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from aimon_cli._args import DESCRIPTION, EPILOG, OutputFormat, RootArgs
+from aimon_cli._args import DESCRIPTION, EPILOG, OPTION_BY_DEST, OutputFormat, RootArgs
+
+
+def _declared(dest: str) -> Any:
+    """Return the typer.Option declared for `dest` in ROOT_OPTIONS."""
+    option = OPTION_BY_DEST[dest]
+    return typer.Option(*option.flags, help=option.help, metavar=option.metavar,
+                        hidden=option.hidden, min=option.minimum)
 
 
 def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
@@ -22,41 +31,20 @@ def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
     @app.command(epilog=EPILOG)
     def aimon(
         prompt: Annotated[str | None, typer.Argument(help="what to ask the agent")] = None,
-        print_mode: Annotated[bool, typer.Option(
-            "-p", "--print", help="run one turn, print the answer and exit (reads stdin if "
-            "piped)")] = False,
-        output_format: Annotated[OutputFormat, typer.Option(
-            "--output-format", help="print mode output")] = OutputFormat.TEXT,
-        resume: Annotated[str | None, typer.Option(
-            "-r", "--resume", metavar="ID",
-            help="resume a session by id (-r alone: pick from recent ones)")] = None,
-        pick: Annotated[bool, typer.Option("--pick", hidden=True)] = False,
-        continue_last: Annotated[bool, typer.Option(
-            "-c", "--continue", help="continue the most recent session in this project")] = False,
-        model: Annotated[str | None, typer.Option("-m", "--model", help="model name")] = None,
-        provider: Annotated[str | None, typer.Option(
-            "--provider", help="anthropic or openai (any OpenAI-compatible server)")] = None,
-        base_url: Annotated[str | None, typer.Option(
-            "--base-url", help="API base URL (Ollama, vLLM, OpenRouter, a proxy)")] = None,
-        agent: Annotated[str | None, typer.Option(
-            "--agent", help="agent to run (.aimon/agents/NAME.md, user agents, built-ins)")
-        ] = None,
-        allowed_tools: Annotated[list[str] | None, typer.Option(
-            "--allowed-tools", metavar="RULES",
-            help='rules to allow, e.g. "Edit,Write,Bash(git:*)"')] = None,
-        disallowed_tools: Annotated[list[str] | None, typer.Option(
-            "--disallowed-tools", metavar="RULES", help='rules to deny, e.g. "Bash(rm:*)"')
-        ] = None,
-        max_iterations: Annotated[int | None, typer.Option(
-            "--max-iterations", metavar="N", min=1,
-            help="stop after this many model calls")] = None,
-        permission_mode: Annotated[str | None, typer.Option(
-            "--permission-mode", metavar="MODE",
-            help="default, acceptEdits (edits in the project allowed), plan (read-only) or "
-            "bypassPermissions (everything but deny rules; refused as root unless "
-            "AIMON_SANDBOX=1)")] = None,
-        version: Annotated[bool, typer.Option("-v", "--version",
-                                              help="print the version")] = False,
+        print_mode: Annotated[bool, _declared("print_mode")] = False,
+        output_format: Annotated[OutputFormat, _declared("output_format")] = OutputFormat.TEXT,
+        resume: Annotated[str | None, _declared("resume")] = None,
+        pick: Annotated[bool, _declared("pick")] = False,
+        continue_last: Annotated[bool, _declared("continue_last")] = False,
+        model: Annotated[str | None, _declared("model")] = None,
+        provider: Annotated[str | None, _declared("provider")] = None,
+        base_url: Annotated[str | None, _declared("base_url")] = None,
+        agent: Annotated[str | None, _declared("agent")] = None,
+        allowed_tools: Annotated[list[str] | None, _declared("allowed_tools")] = None,
+        disallowed_tools: Annotated[list[str] | None, _declared("disallowed_tools")] = None,
+        max_iterations: Annotated[int | None, _declared("max_iterations")] = None,
+        permission_mode: Annotated[str | None, _declared("permission_mode")] = None,
+        version: Annotated[bool, _declared("version")] = False,
     ) -> None:
         """aimon: a coding agent in your terminal."""
         if (resume is not None or pick) and continue_last:

@@ -140,7 +140,7 @@ class _Run:
     hook_stop: str | None = None
     stop_hook_active: bool = False
     usage_estimated: bool = False
-    # Repairs only what each model call adds (a whole walk is ~25 ms at 10,000 messages).
+    # Repairs only what each model call adds (a whole walk: 5-10 ms at 10,000 messages).
     repair: TranscriptRepair = field(default_factory=TranscriptRepair)
 
     def commit(self, message: Message) -> None:

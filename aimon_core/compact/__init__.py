@@ -10,8 +10,11 @@ Layering: the engine modules import only `aimon_core.llm`; `_session` also impor
 sits above `agent` and below `live`, which wires it into each LiveSession.
 """
 
-from aimon_core.compact._compact import Compaction, compact, failure_advice, fallback
+from typing import TYPE_CHECKING
+
+from aimon_core._lazy import lazy_getattr
 from aimon_core.compact._estimate import (
+    RunningEstimate,
     TokenCalibration,
     TokenCounter,
     count_request_tokens,
@@ -24,8 +27,6 @@ from aimon_core.compact._estimate import (
     request_tokens,
     text_tokens,
 )
-from aimon_core.compact._fallback import Shed, shed_tool_results
-from aimon_core.compact._plan import CompactionPlan, is_cut_point, plan_compaction
 from aimon_core.compact._policy import (
     WINDOW_ENV,
     CompactionSettings,
@@ -35,17 +36,49 @@ from aimon_core.compact._policy import (
     needs_compaction,
     threshold_tokens,
 )
-from aimon_core.compact._report import CompactionReport, Trigger, describe
 from aimon_core.compact._session import SessionCompactor
-from aimon_core.compact._spill import spill_large_result, spill_path
-from aimon_core.compact._summarise import (
-    SUMMARY_PREAMBLE,
-    Summary,
-    SummaryError,
-    render_transcript,
-    summarise,
-    summary_message,
-)
+
+if TYPE_CHECKING:
+    from aimon_core.compact._compact import Compaction, compact, failure_advice, fallback
+    from aimon_core.compact._fallback import Shed, shed_tool_results
+    from aimon_core.compact._plan import CompactionPlan, is_cut_point, plan_compaction
+    from aimon_core.compact._report import CompactionReport, Trigger, describe
+    from aimon_core.compact._spill import spill_large_result, spill_path
+    from aimon_core.compact._summarise import (
+        SUMMARY_PREAMBLE,
+        Summary,
+        SummaryError,
+        render_transcript,
+        summarise,
+        summary_message,
+    )
+
+# The engine loads on first use: a session that never compacts (print mode, most turns)
+# never pays for its modules (~15 ms of CPU on `aimon -p`).
+_LAZY = {
+    "Compaction": "_compact",
+    "compact": "_compact",
+    "failure_advice": "_compact",
+    "fallback": "_compact",
+    "Shed": "_fallback",
+    "shed_tool_results": "_fallback",
+    "CompactionPlan": "_plan",
+    "is_cut_point": "_plan",
+    "plan_compaction": "_plan",
+    "CompactionReport": "_report",
+    "Trigger": "_report",
+    "describe": "_report",
+    "spill_large_result": "_spill",
+    "spill_path": "_spill",
+    "SUMMARY_PREAMBLE": "_summarise",
+    "Summary": "_summarise",
+    "SummaryError": "_summarise",
+    "render_transcript": "_summarise",
+    "summarise": "_summarise",
+    "summary_message": "_summarise",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "SUMMARY_PREAMBLE",
@@ -54,6 +87,7 @@ __all__ = [
     "CompactionPlan",
     "CompactionReport",
     "CompactionSettings",
+    "RunningEstimate",
     "SessionCompactor",
     "Shed",
     "Summary",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -38,6 +38,8 @@ IMAGE_TOKENS = 1_600
 PDF_BYTES_PER_TOKEN = 30
 PDF_MIN_TOKENS = 1_500
 _MIN_RATIO, _MAX_RATIO = 0.25, 4.0
+# json.dumps(x, ensure_ascii=False, default=str) builds this encoder on every call.
+_ARGUMENTS = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def text_tokens(text: str) -> int:
@@ -49,7 +51,7 @@ def block_tokens(block: ContentBlock) -> int:
     """Return the estimated tokens of one content block."""
     match block:
         case TextBlock(text=text):
-            return BLOCK_OVERHEAD + text_tokens(text)
+            return BLOCK_OVERHEAD + (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
         case ImageBlock():
             return BLOCK_OVERHEAD + IMAGE_TOKENS
         case DocumentBlock(media_type=media_type, data=data):
@@ -58,7 +60,7 @@ def block_tokens(block: ContentBlock) -> int:
                 return BLOCK_OVERHEAD + (size + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
             return BLOCK_OVERHEAD + max(PDF_MIN_TOKENS, size // PDF_BYTES_PER_TOKEN)
         case ToolUseBlock(name=name, input=tool_input):
-            arguments = json.dumps(tool_input, ensure_ascii=False, default=str)
+            arguments = _ARGUMENTS.encode(tool_input)
             return BLOCK_OVERHEAD + text_tokens(name) + text_tokens(arguments)
         case ToolResultBlock(content=content):
             return BLOCK_OVERHEAD + sum(block_tokens(part) for part in content)
@@ -69,12 +71,18 @@ def block_tokens(block: ContentBlock) -> int:
 
 def message_tokens(message: Message) -> int:
     """Return the estimated tokens of one message."""
-    return MESSAGE_OVERHEAD + sum(block_tokens(block) for block in message.content)
+    total = MESSAGE_OVERHEAD
+    for block in message.content:  # plain loops: faster than sum() of a generator
+        total += block_tokens(block)
+    return total
 
 
 def messages_tokens(messages: Iterable[Message]) -> int:
     """Return the estimated tokens of a sequence of messages."""
-    return sum(message_tokens(message) for message in messages)
+    total = 0
+    for message in messages:
+        total += message_tokens(message)
+    return total
 
 
 def overhead_tokens(system: str, tools: Iterable[ToolDefinition]) -> int:
@@ -89,6 +97,49 @@ def overhead_tokens(system: str, tools: Iterable[ToolDefinition]) -> int:
 def request_tokens(request: LLMRequest) -> int:
     """Return the uncalibrated estimate of a whole request (system, tools, messages)."""
     return overhead_tokens(request.system, request.tools) + messages_tokens(request.messages)
+
+
+class RunningEstimate:
+    """`request_tokens` of one conversation's requests, walking only what is new.
+
+    A conversation's requests grow at the end: each keeps the messages of the one before
+    (the same objects) and adds a few. It keeps the total of the last request's messages;
+    a request whose messages begin with those (equal values, checked at C speed: the same
+    objects) adds only the rest; anything else (a compaction) is walked whole. The system
+    prompt and tools are measured again only when they change. Without this a session's
+    compactor walked every message twice a model call (~5 ms each at 10,000 messages) and
+    dumped every tool schema to JSON three times.
+    """
+
+    __slots__ = ("_messages", "_overhead", "_overhead_of", "_total")
+
+    def __init__(self) -> None:
+        self._messages: tuple[Message, ...] = ()
+        self._total = 0
+        self._overhead_of: tuple[str, tuple[ToolDefinition, ...]] | None = None
+        self._overhead = 0
+
+    def overhead(self, system: str, tools: Sequence[ToolDefinition]) -> int:
+        """Return `overhead_tokens(system, tools)`."""
+        key = (system, tuple(tools))
+        if key != self._overhead_of:
+            self._overhead_of, self._overhead = key, overhead_tokens(system, tools)
+        return self._overhead
+
+    def messages(self, messages: Sequence[Message]) -> int:
+        """Return `messages_tokens(messages)`."""
+        given = tuple(messages)
+        seen = len(self._messages)
+        if len(given) >= seen and given[:seen] == self._messages:
+            total = self._total + messages_tokens(given[seen:])
+        else:
+            total = messages_tokens(given)
+        self._messages, self._total = given, total
+        return total
+
+    def request(self, request: LLMRequest) -> int:
+        """Return `request_tokens(request)`."""
+        return self.overhead(request.system, request.tools) + self.messages(request.messages)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

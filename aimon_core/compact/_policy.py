@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from aimon_core.compact._estimate import TokenCalibration, estimate_request_tokens
-from aimon_core.llm import LLMRequest, ModelInfo, model_info
+from aimon_core.compact._estimate import TokenCalibration, estimate_request_tokens, text_tokens
+from aimon_core.llm import LLMRequest, ModelInfo, ToolResultBlock, model_info
 
 # What `model_info` answers for a model it does not know; such a model gets the configured
 # `unknown_window` instead (an OpenAI-compatible server's model, a local model).
@@ -121,3 +121,11 @@ def needs_compaction(
     """Return whether `request` would pass the compaction threshold of `window`."""
     settings = settings or CompactionSettings()
     return estimate_request_tokens(request, calibration) >= threshold_tokens(window, settings)
+
+
+def is_too_large(block: ToolResultBlock, settings: CompactionSettings) -> bool:
+    """Return whether a tool result's text passes the size limit."""
+    # Cheap test first: a result under the limit in characters is under it in tokens.
+    if len(block.text) <= settings.result_limit_tokens:
+        return False
+    return text_tokens(block.text) > settings.result_limit_tokens

@@ -10,21 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aimon_core.agent import Compacted, Notice
-from aimon_core.compact._compact import compact, failure_advice, fallback
 from aimon_core.compact._estimate import (
+    RunningEstimate,
     TokenCalibration,
     is_prompt_too_long,
     messages_tokens,
     overhead_tokens,
     reported_prompt_tokens,
-    request_tokens,
 )
-from aimon_core.compact._plan import is_cut_point
-from aimon_core.compact._policy import CompactionSettings, context_window, needs_compaction
-from aimon_core.compact._report import Trigger
-from aimon_core.compact._spill import spill_large_result
+from aimon_core.compact._policy import (
+    CompactionSettings,
+    context_window,
+    is_too_large,
+    threshold_tokens,
+)
 from aimon_core.hook import HookDispatcher, HookEvent
 from aimon_core.llm import (
     LLMClient,
@@ -37,6 +39,12 @@ from aimon_core.llm import (
     cost_usd,
     model_info,
 )
+
+if TYPE_CHECKING:
+    from aimon_core.compact._report import Trigger
+
+# The engine itself (planning, summarising, shedding, spilling: ~15 ms of imports, mostly
+# their dataclasses) loads when a session first compacts or spills, not on every start.
 
 
 def _ignore(_: object) -> None:
@@ -78,15 +86,19 @@ class SessionCompactor:
         self._on_compacted = on_compacted
         self._on_notice = on_notice
         self._overhead: int | None = None
+        # The requests of a session grow at the end: measure only what each one adds.
+        self._estimate = RunningEstimate()
 
     # -- the executor's side (aimon_core.agent.Compactor)
 
     async def before_call(self, request: LLMRequest) -> Compacted | None:
         """Return a compaction if `request` would pass the threshold, else None."""
-        self._overhead = overhead_tokens(request.system, request.tools)
-        if len(request.messages) < 2 or not needs_compaction(
-            request, window=self.window, settings=self.settings, calibration=self.calibration
-        ):
+        self._overhead = self._estimate.overhead(request.system, request.tools)
+        if len(request.messages) < 2:
+            return None
+        # needs_compaction(request, ...), measuring only what is new since the last call
+        size = self.calibration.apply(self._estimate.request(request))
+        if size < threshold_tokens(self.window, self.settings):
             return None
         return await self.compact(request.messages, trigger="auto")
 
@@ -102,13 +114,15 @@ class SessionCompactor:
     def observe(self, request: LLMRequest, usage: Usage) -> None:
         """Learn from the usage of a response how far the size estimates are off."""
         self.calibration = self.calibration.observe(
-            estimated=request_tokens(request), usage=usage
+            estimated=self._estimate.request(request), usage=usage
         )
 
     async def limit_result(self, block: ToolResultBlock) -> ToolResultBlock:
         """Return `block`, or if it is too large, its head and tail and the file with all."""
-        if self.spill_dir is None:
+        if self.spill_dir is None or not is_too_large(block, self.settings):
             return block
+        from aimon_core.compact._spill import spill_large_result
+
         return await spill_large_result(block, directory=self.spill_dir, settings=self.settings)
 
     # -- both sides
@@ -133,6 +147,9 @@ class SessionCompactor:
         an automatic one into the fallback (old tool results shed), since the turn must go
         on. Text a hook adds joins the summary's instructions.
         """
+        from aimon_core.compact._compact import compact, failure_advice
+        from aimon_core.compact._plan import is_cut_point
+
         focus = instructions.strip() if instructions else ""
         overhead = self.overhead(tools)
         if trigger == "manual" and not any(
@@ -178,6 +195,8 @@ class SessionCompactor:
     ) -> Compacted:
         if trigger == "manual":
             return self._unchanged(messages, trigger, why, overhead)
+        from aimon_core.compact._compact import fallback
+
         shed = fallback(messages, window=self.window, trigger=trigger, error=why,
                         settings=self.settings, calibration=self.calibration,
                         overhead_tokens=overhead)

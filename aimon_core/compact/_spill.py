@@ -10,7 +10,7 @@ from pathlib import Path
 from aimon_core._atomic import private_dir, write_atomic
 from aimon_core.compact._estimate import CHARS_PER_TOKEN, text_tokens
 from aimon_core.compact._fallback import head_tail
-from aimon_core.compact._policy import CompactionSettings
+from aimon_core.compact._policy import CompactionSettings, is_too_large
 from aimon_core.llm import ImageBlock, TextBlock, ToolResultBlock
 
 SPILL_FOLDER = "tool-results"
@@ -39,14 +39,6 @@ def spilled_text(text: str, *, path: Path, settings: CompactionSettings) -> str:
         note=f"the rest is in {path}",
     )
     return f"{notice}\n\n{body}"
-
-
-def is_too_large(block: ToolResultBlock, settings: CompactionSettings) -> bool:
-    """Return whether a tool result's text passes the size limit."""
-    # Cheap test first: a result under the limit in characters is under it in tokens.
-    if len(block.text) <= settings.result_limit_tokens:
-        return False
-    return text_tokens(block.text) > settings.result_limit_tokens
 
 
 async def spill_large_result(

@@ -1,5 +1,8 @@
 """Layered settings (user < project < local < flags), folder trust, and hot reload."""
 
+from typing import TYPE_CHECKING
+
+from aimon_core._lazy import lazy_getattr
 from aimon_core.config._layers import (
     CLAUDE_DIR,
     LOCAL_SETTINGS_FILE,
@@ -32,7 +35,13 @@ from aimon_core.config._settings import (
     TrustRequest,
 )
 from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
-from aimon_core.config._watch import SettingsCallback, watch_settings
+
+if TYPE_CHECKING:
+    from aimon_core.config._watch import SettingsCallback, watch_settings
+
+# The watcher (asyncio, its polling loop) loads on first use: only the REPL watches settings,
+# print mode never does.
+__getattr__ = lazy_getattr(__name__, {"SettingsCallback": "_watch", "watch_settings": "_watch"})
 
 __all__ = [
     "CLAUDE_DIR",
