@@ -259,7 +259,7 @@ async def spawn_process(
     if new_session is None:
         new_session = has_terminal()
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
+    creating = asyncio.ensure_future(loop.subprocess_exec(
         lambda: _ExitNotice(2**16, loop),
         *argv,
         cwd=cwd,
@@ -269,7 +269,21 @@ async def spawn_process(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=new_session,
         process_group=None if new_session else 0,
-    )
+    ))
+    try:
+        transport, protocol = await asyncio.shield(creating)
+    except asyncio.CancelledError:
+        # The child runs as soon as it is forked, before asyncio has connected its pipes.
+        # Cancelled inside subprocess_exec, asyncio would kill only the leader and then wait
+        # for the pipes to close — for as long as anything the command started lives. So let
+        # the creation finish and stop the whole group.
+        transport, protocol = await creating
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
+        try:
+            await kill_process_group(proc)
+        finally:
+            _close_transport(proc)
+        raise
     return asyncio.subprocess.Process(transport, protocol, loop)
 
 

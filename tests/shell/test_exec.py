@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+import threading
 import time
 from pathlib import Path
 
@@ -117,3 +118,52 @@ def test_exec_cancel_kills_the_process_group(tmp_path: Path) -> None:
 def test_exec_of_a_missing_program_raises(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         asyncio.run(LocalShell().exec([str(tmp_path / "nope")], cwd=tmp_path, timeout=10))
+
+
+def _running(argv: list[str]) -> list[int]:
+    """Return the pids of the processes whose command line is exactly `argv`."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes() == wanted:
+                pids.append(int(entry.name))
+        except OSError:
+            continue  # it ended meanwhile
+    return pids
+
+
+def _has_child() -> bool:
+    """Tell whether this thread has forked a child that is still there."""
+    children = Path(f"/proc/self/task/{threading.get_native_id()}/children")
+    return bool(children.read_text().strip())
+
+
+@pytest.mark.parametrize("how", ["exec", "run"])
+def test_a_cancel_while_the_process_is_created_stops_its_whole_group(tmp_path: Path,
+                                                                     how: str) -> None:
+    # The child runs from the moment it is forked; asyncio connects its pipes a step later.
+    # Cancelled in between, asyncio killed only the leader and waited for the pipes, which
+    # the background `sleep` kept open for its whole life.
+    seconds = f"{os.getpid() % 997 + 30}.{len(how)}"  # no other test sleeps this long
+    command = f"sleep {seconds} & sleep {seconds}"
+    shell = LocalShell(kill_grace=0.5)
+
+    async def scenario() -> float:
+        call = (shell.exec(["sh", "-c", command], cwd=tmp_path, timeout=60) if how == "exec"
+                else shell.run(command, cwd=tmp_path, timeout=60))
+        task = asyncio.create_task(call)
+        for _ in range(10_000):  # step the loop until the child is forked, then cancel
+            await asyncio.sleep(0)
+            if _has_child():
+                break
+        else:
+            raise AssertionError("the command never started")
+        task.cancel()
+        started = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) < 5
+    assert all(_dead_within(pid, 5) for pid in _running(["sleep", seconds]))
