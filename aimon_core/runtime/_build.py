@@ -255,19 +255,18 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
 
 
 def _warm_first_call() -> None:
-    """Import jsonschema and tree-sitter and build the tool validators in a thread, now.
+    """Import tree-sitter and load the Bash grammar in a thread, now.
 
-    They overlap the SDK's import instead of adding ~35-70 ms to the first tool call
-    (issue 13); the caches are the ones the schema check and the Bash parse use.
+    It overlaps the SDK's import instead of adding to the first tool call (issue 13); the
+    cache is the one the Bash parse uses. (jsonschema is not warmed: input that fits the
+    built-in tools' schemas is accepted without it, `tools/_fastcheck.py`.)
     """
     import threading
 
     def warm() -> None:
         from aimon_core.permission import parse_command
-        from aimon_core.tools import builtin_tools, warm_validators
 
         try:
-            warm_validators(builtin_tools())
             parse_command("true")
         except Exception:  # only a head start: the first call does the same and reports
             return
