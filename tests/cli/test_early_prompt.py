@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import termios
@@ -152,8 +153,11 @@ def test_ctrl_c_while_aimon_starts_stops_it_and_gives_the_terminal_back(
         spawn: Spawn, home: Path) -> None:
     started = spawn()  # only for its environment
     env = {**started.env, "AIMON_MODEL": MODEL}  # no flags here: a usable provider, by env
+    # A shell without job control starts background commands with SIGINT ignored, and an
+    # ignored signal stays ignored across exec: give the child the default, as a terminal would.
     child = pexpect.spawn(sys.executable, ["-c", SLOW_START], cwd=started.cwd, env=env,
-                          dimensions=(40, 120), encoding="utf-8", timeout=15)
+                          dimensions=(40, 120), encoding="utf-8", timeout=15,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     child.expect_exact("›")
     child.send("half a prompt")
     child.sendcontrol("c")
