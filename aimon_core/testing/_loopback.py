@@ -35,7 +35,7 @@ import struct
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, cast
@@ -146,18 +146,35 @@ class RecordedRequest:
     def tool_results(self) -> dict[str, str]:
         """Return tool call id -> result text of every tool result the request sends back.
 
-        Both wire formats: Anthropic `tool_result` blocks and OpenAI `tool` messages.
+        Both wire formats: Anthropic `tool_result` blocks and OpenAI `tool` messages (an
+        error's text as sent, "Error: " included).
         """
-        found: dict[str, str] = {}
+        return {call_id: text for call_id, _, text in self._results()}
+
+    def tool_outcomes(self) -> dict[str, tuple[bool, str]]:
+        """Return tool call id -> (is an error, result text) of every tool result sent back.
+
+        Anthropic flags an error (`is_error`); OpenAI's `tool` message has no flag, and aimon
+        starts an error's text with "Error: " — taken off the text here.
+        """
+        found: dict[str, tuple[bool, str]] = {}
+        for call_id, flagged, text in self._results():
+            if flagged is None:  # OpenAI
+                flagged, text = text.startswith(OPENAI_ERROR), text.removeprefix(OPENAI_ERROR)
+            found[call_id] = (flagged, text)
+        return found
+
+    def _results(self) -> Iterator[tuple[str, bool | None, str]]:
+        """Yield (call id, Anthropic's error flag or None on OpenAI's wire, text as sent)."""
         for message in self.body.get("messages", []):
             if message.get("role") == "tool":
-                found[str(message.get("tool_call_id"))] = _text_of(message.get("content", ""))
+                yield str(message.get("tool_call_id")), None, _text_of(message.get("content", ""))
                 continue
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                    found[str(block.get("tool_use_id"))] = _text_of(block.get("content", ""))
-        return found
+                    yield (str(block.get("tool_use_id")), bool(block.get("is_error")),
+                           _text_of(block.get("content", "")))
 
     def system_text(self) -> str:
         """Return the system prompt: Anthropic's `system`, or OpenAI's system messages."""
@@ -180,6 +197,10 @@ class RecordedRequest:
         return [(str(m.get("role")), _text_of(m.get("content") or ""))
                 for m in self.body.get("messages", [])
                 if m.get("role") not in ("system", "developer")]
+
+
+OPENAI_ERROR = "Error: "
+"""How aimon's OpenAI client marks a failed tool result (the wire has no error flag)."""
 
 
 def _text_of(content: Any) -> str:

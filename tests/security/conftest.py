@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, Step
+from aimon_core.testing import LoopbackModelServer, RecordedRequest, Reply, ScriptedToolCall, Step
 
 from ._attempts import (
     RUN_TIMEOUT,
@@ -172,29 +172,12 @@ def script(batch: Batch, ws: Workspace) -> list[Step]:
 def tool_outcomes(body: Mapping[str, Any]) -> dict[str, ToolOutcome]:
     """Return the tool results of a request body (either wire format), by tool_use id.
 
-    OpenAI's `tool` messages have no error flag: aimon marks an error with an "Error: " prefix
-    (`merged_results` prefers the flag stream-json printed).
+    OpenAI's `tool` messages have no error flag (`merged_results` prefers the flag stream-json
+    printed).
     """
-    found: dict[str, ToolOutcome] = {}
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if message.get("role") == "tool":
-            text = content if isinstance(content, str) else ""
-            found[str(message.get("tool_call_id"))] = ToolOutcome(
-                is_error=text.startswith(OPENAI_ERROR), text=text.removeprefix(OPENAI_ERROR))
-            continue
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") != "tool_result":
-                continue
-            inner = block.get("content", "")
-            text = inner if isinstance(inner, str) else "".join(
-                part.get("text", "") for part in inner if isinstance(part, dict))
-            found[block["tool_use_id"]] = ToolOutcome(is_error=bool(block.get("is_error")),
-                                                      text=text)
-    return found
-
-
-OPENAI_ERROR = "Error: "
+    request = RecordedRequest(provider="", path="", headers={}, body=body)
+    return {call_id: ToolOutcome(is_error=is_error, text=text)
+            for call_id, (is_error, text) in request.tool_outcomes().items()}
 
 
 def snapshot(batch: Batch, ws: Workspace) -> dict[str, str | None]:

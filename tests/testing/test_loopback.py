@@ -612,6 +612,19 @@ def test_recorded_requests_give_their_tool_results_in_both_wire_formats() -> Non
     assert openai.tool_results() == {"c": "three"}
 
 
+def test_recorded_requests_give_each_results_error_flag_in_both_wire_formats() -> None:
+    anthropic = RecordedRequest(provider="anthropic", path="/v1/messages", headers={}, body={
+        "messages": [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "ok"},
+            {"type": "tool_result", "tool_use_id": "b", "content": "bad", "is_error": True}]}]})
+    openai = RecordedRequest(provider="openai", path="/v1/chat/completions", headers={}, body={
+        "messages": [{"role": "tool", "tool_call_id": "c", "content": "ok"},
+                     {"role": "tool", "tool_call_id": "d", "content": "Error: bad"}]})
+    assert anthropic.tool_outcomes() == {"a": (False, "ok"), "b": (True, "bad")}
+    assert openai.tool_outcomes() == {"c": (False, "ok"), "d": (True, "bad")}
+    assert openai.tool_results()["d"] == "Error: bad"  # as sent
+
+
 def test_recorded_requests_read_the_same_in_both_wire_formats() -> None:
     anthropic = RecordedRequest(provider="anthropic", path="/v1/messages", headers={}, body={
         "system": [{"type": "text", "text": "Be brief."}],
