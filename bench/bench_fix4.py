@@ -47,24 +47,12 @@ TEST = "from calc import add\n\nprint('add(2, 3) =', add(2, 3))\n"
 PROMPT = "add(2, 3) should be 5; fix calc.py and run test_calc.py"
 
 
-def _results(request: RecordedRequest) -> list[str]:
-    """Tool result texts in a request, oldest first (either wire format)."""
-    out: list[str] = []
-    for message in request.body.get("messages", []):
-        if message.get("role") == "tool":
-            out.append(str(message.get("content")))
-        elif isinstance(message.get("content"), list):
-            out += [json.dumps(b.get("content")) for b in message["content"]
-                    if b.get("type") == "tool_result"]
-    return out
-
-
 def fix4_responder(project: Path) -> Callable[[RecordedRequest], Reply]:
     """The four-call fix, decided from each request: Read, Edit, Bash, answer."""
     calc = str(project / "calc.py")
 
     def respond(request: RecordedRequest) -> Reply:
-        done = _results(request)
+        done = list(request.tool_results().values())  # oldest first
         match len(done):
             case 0:
                 return Reply(text="Let me look.", tool_calls=(
@@ -152,7 +140,7 @@ def tool_gaps(provider: str, tool: str, calls: int, env_extra: dict[str, str]) -
 
     def respond(request: RecordedRequest) -> Reply:
         arrivals.append(time.perf_counter())
-        done = len(_results(request))
+        done = len(request.tool_results())
         if done >= calls:
             return Reply(text="done")
         return Reply(tool_calls=(_gap_call(tool, done),))
