@@ -73,3 +73,29 @@ def test_grep_and_glob_exec_rg_without_bash(project: Path, ctx: ToolContext) -> 
     assert f"{project / 'a.py'}:1:def alpha():" in content
     assert "Found 1 matching lines in 1 file(s)." in count
     assert glob == str(project / "a.py")
+
+
+def test_option_spellings_in_grep_input_stay_data(project: Path, ctx: ToolContext) -> None:
+    # Without bash in between, what the model writes reaches rg as argv: a pattern, glob or
+    # type spelled as an option (`--pre=CMD` makes rg run CMD on every file) must stay a value.
+    marker = project / "ran"
+    (project / "evil.sh").write_text(f"#!/bin/sh\ntouch {marker}\ncat \"$1\"\n")
+    (project / "evil.sh").chmod(0o755)
+    (project / "a.txt").write_text("--pre=./evil.sh\n")
+    shell = RecordingShell()
+    recorded = dataclasses.replace(ctx, shell=shell)
+    hostile = [{"pattern": "--pre=./evil.sh"}, {"pattern": "-f/etc/passwd"},
+               {"pattern": "x", "glob": "--pre=./evil.sh"},
+               {"pattern": "x", "glob": "--pre ./evil.sh/x"},
+               {"pattern": "x", "type": "--pre=./evil.sh"},
+               {"pattern": "--pre", "path": "--pre=./evil.sh"}]
+
+    async def scenario() -> list[str]:
+        return [(await execute_tool(TOOLS["Grep"], args, recorded)).text for args in hostile]
+
+    results = asyncio.run(scenario())
+    assert not marker.exists()
+    assert "a.txt" in results[0]  # the pattern was searched for as text
+    for argv, args in zip(shell.programs, hostile, strict=False):
+        assert argv[argv.index("--regexp") + 1] == args["pattern"]
+        assert argv.index("--regexp") < argv.index("--")
