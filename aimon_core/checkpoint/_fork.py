@@ -53,7 +53,7 @@ async def fork_conversation(store: SessionStore, record: SessionRecord,
             store.records.write_side(
                 new_id, totals=SessionTotals(), budget_override=record.budget_override,
                 compaction_failure_count=0, approvals=record.approvals,
-                lease=claimed.lease, sync=True)
+                lease=claimed.lease, sync=True, model_choice=record.model_choice)
             earlier = [e for e in checkpoints.entries() if e.turn < checkpoint.turn]
             path = checkpoints.journal.path.with_name(f"{new_id}.jsonl")
             CheckpointJournal(path).write(earlier)

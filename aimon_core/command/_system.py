@@ -258,10 +258,8 @@ def budget_override(args: str, current: BudgetOverride | None) -> BudgetOverride
     from aimon_core.session import BudgetOverride
 
     words = args.split()
-    if words == ["reset"]:  # the limits go; a model chosen with /model stays
-        kept = BudgetOverride(model=current.model, model_provider=current.model_provider) \
-            if current is not None and current.model else None
-        return kept
+    if words == ["reset"]:
+        return None
     if len(words) != 2:
         raise CommandError(f"expected a limit and a value, not {args!r}.")
     kind, value = words[0].lower(), words[1]

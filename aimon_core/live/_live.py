@@ -58,6 +58,7 @@ from aimon_core.llm import Message, TextBlock, ToolUseBlock, Usage
 from aimon_core.session._ids import SessionId
 from aimon_core.session._record import (
     BudgetOverride,
+    ModelChoice,
     SessionRecord,
     SessionTranscript,
     unanswered_tool_ids,
@@ -85,7 +86,7 @@ class LiveSession:
         compaction: CompactionSettings | None = None,
     ) -> None:
         # (/model) a model chosen in this session before, on the same provider, applies again.
-        runtime = _with_session_model(runtime, claimed.record.budget_override)
+        runtime = _with_session_model(runtime, claimed.record.model_choice)
         self.runtime = runtime
         # Input starting with `/` runs one of these (None: every input goes to the model).
         self.commands = commands
@@ -315,9 +316,10 @@ class LiveSession:
         self._compactor.model = model
         self._compactor.window = context_window(model, self.runtime.client.provider,
                                                 self._compactor.settings)
-        provider = self.runtime.client.provider
-        self.set_budget_override(replace(self._record.budget_override or BudgetOverride(),
-                                         model=model, model_provider=provider))
+        choice = ModelChoice(model=model, provider=self.runtime.client.provider)
+        self._record = replace(self._record, model_choice=choice)
+        self._write_side(sync=True)
+        self._writer.flush_blocking()  # a setting the user made is on disk when it returns
 
     def set_approvals(self, approvals: tuple[str, ...]) -> None:
         """Store the session-scope approval rules on the record."""
@@ -537,7 +539,7 @@ class LiveSession:
             self.id, totals=record.totals, budget_override=record.budget_override,
             compaction_failure_count=record.compaction_failure_count,
             approvals=record.approvals, lease=self._claimed.lease, sync=sync,
-            reads=self._context.state.reads(),
+            reads=self._context.state.reads(), model_choice=record.model_choice,
         )
 
     def _publish(self, event: LiveSessionEvent) -> None:
@@ -545,9 +547,8 @@ class LiveSession:
             callback(event)
 
 
-def _with_session_model(runtime: AgentRuntime, override: BudgetOverride | None) -> AgentRuntime:
+def _with_session_model(runtime: AgentRuntime, choice: ModelChoice | None) -> AgentRuntime:
     """Return `runtime` with the session's `/model` choice, if made on the same provider."""
-    if override is None or not override.model or \
-            override.model_provider != runtime.client.provider:
+    if choice is None or choice.provider != runtime.client.provider:
         return runtime
-    return replace(runtime, model=override.model)
+    return replace(runtime, model=choice.model)

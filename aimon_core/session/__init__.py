@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     )
     from aimon_core.session._record import (
         BudgetOverride,
+        ModelChoice,
         SessionRecord,
         SessionSnapshot,
         SessionSummary,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "AgentMismatchError": "_errors",
     "BudgetOverride": "_record",
+    "ModelChoice": "_record",
     "ClaimedSession": "_store",
     "FORMAT_VERSION": "_codec",
     "FileSessionLeaseStore": "_lease",
@@ -121,6 +123,7 @@ __all__ = [
     "InvalidSessionIdError",
     "MemorySessionLeaseStore",
     "MemorySessionRecordStore",
+    "ModelChoice",
     "SessionCodecError",
     "SessionCorruptError",
     "SessionError",

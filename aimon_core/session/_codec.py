@@ -25,7 +25,7 @@ from aimon_core.llm import (
 )
 from aimon_core.session._errors import SessionCodecError
 from aimon_core.session._ids import SessionId, is_session_id
-from aimon_core.session._record import BudgetOverride, SessionTotals
+from aimon_core.session._record import BudgetOverride, ModelChoice, SessionTotals
 
 FORMAT_VERSION = 1
 
@@ -66,6 +66,7 @@ class SideLine:
     compaction_failure_count: int
     approvals: tuple[str, ...]
     reads: tuple[tuple[str, str], ...] = ()  # (path, content hash) the tools have seen
+    model_choice: ModelChoice | None = None  # chosen with /model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +119,9 @@ def line_to_json(line: TranscriptLine) -> str:
             }
             if line.reads:
                 obj["reads"] = dict(line.reads)
+            if line.model_choice is not None:
+                obj["model"] = {"model": line.model_choice.model,
+                                "provider": line.model_choice.provider}
         case SnapshotLine():
             obj = {
                 "type": "snapshot",
@@ -165,6 +169,7 @@ def line_from_json(text: str | bytes) -> TranscriptLine:
             compaction_failure_count=_int(obj, "compaction_failure_count", 0),
             approvals=tuple(approvals),
             reads=_reads(obj.get("reads")),
+            model_choice=_model_choice(obj.get("model")),
         )
     if kind == "snapshot":
         messages = _get(obj, "messages", list)
@@ -327,8 +332,6 @@ def budget_override_to_json(override: BudgetOverride | None) -> JSONObject | Non
         "max_tokens": override.max_tokens,
         "max_seconds": override.max_seconds,
     }
-    if override.model is not None:  # chosen with /model
-        obj |= {"model": override.model, "model_provider": override.model_provider}
     return obj
 
 
@@ -342,10 +345,15 @@ def budget_override_from_json(obj: object) -> BudgetOverride | None:
         max_iterations=None if obj.get("max_iterations") is None else _int(obj, "max_iterations"),
         max_tokens=None if obj.get("max_tokens") is None else _int(obj, "max_tokens"),
         max_seconds=None if obj.get("max_seconds") is None else _number(obj, "max_seconds"),
-        model=None if obj.get("model") is None else _get(obj, "model", str),
-        model_provider=None if obj.get("model_provider") is None
-        else _get(obj, "model_provider", str),
     )
+
+
+def _model_choice(obj: object) -> ModelChoice | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict):
+        raise SessionCodecError("'model' must be a JSON object or null")
+    return ModelChoice(model=_get(obj, "model", str), provider=_get(obj, "provider", str))
 
 
 # ---------------------------------------------------------------- strict field readers

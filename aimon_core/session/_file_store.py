@@ -51,6 +51,7 @@ from aimon_core.session._lease import SessionLease, check_lease
 from aimon_core.session._paths import project_key
 from aimon_core.session._record import (
     BudgetOverride,
+    ModelChoice,
     SessionRecord,
     SessionSnapshot,
     SessionSummary,
@@ -187,6 +188,7 @@ class FileSessionRecordStore:
         lease: SessionLease | None = None,
         sync: bool = False,
         reads: tuple[tuple[str, str], ...] = (),
+        model_choice: ModelChoice | None = None,
     ) -> None:
         """Set the side state; the latest side line wins, so a repeated write changes nothing."""
         check_lease(lease, session_id)
@@ -197,6 +199,7 @@ class FileSessionRecordStore:
             compaction_failure_count=compaction_failure_count,
             approvals=tuple(approvals),
             reads=tuple(reads),
+            model_choice=model_choice,
         )
         data = _encode([line])
         with self._write_lock, _storage_errors():
@@ -356,6 +359,7 @@ def _side_line(record: SessionRecord, at: datetime) -> SideLine:
         compaction_failure_count=record.compaction_failure_count,
         approvals=record.approvals,
         reads=record.reads,
+        model_choice=record.model_choice,
     )
 
 

@@ -243,6 +243,7 @@ def decode_session_file(session_id: SessionId, path: Path, data: bytes) -> Sessi
         transcript=SessionTranscript(messages=tuple(state.messages)),
         totals=side.totals if side else SessionTotals(),
         budget_override=side.budget_override if side else None,
+        model_choice=side.model_choice if side else None,
         compaction_failure_count=side.compaction_failure_count if side else 0,
         approvals=side.approvals if side else (),
         reads=side.reads if side else (),

@@ -13,6 +13,7 @@ from aimon_core.session._ids import SessionId
 from aimon_core.session._lease import SessionLease, check_lease
 from aimon_core.session._record import (
     BudgetOverride,
+    ModelChoice,
     SessionRecord,
     SessionSummary,
     SessionTotals,
@@ -96,6 +97,7 @@ class MemorySessionRecordStore:
         lease: SessionLease | None = None,
         sync: bool = False,
         reads: tuple[tuple[str, str], ...] = (),
+        model_choice: ModelChoice | None = None,
     ) -> None:
         """Set the side state (absolute values)."""
         with self._lock:
@@ -107,6 +109,7 @@ class MemorySessionRecordStore:
                 compaction_failure_count=compaction_failure_count,
                 approvals=tuple(approvals),
                 reads=tuple(reads),
+                model_choice=model_choice,
                 updated_at=self._clock(),
             )
 

@@ -50,17 +50,20 @@ class SessionTotals:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BudgetOverride:
-    """Per-session limits set by the user; None keeps the agent's default.
-
-    It also carries the model chosen with `/model` (and the provider it was chosen on),
-    stored and resumed with the limits.
-    """
+    """Per-session limits set by the user; None keeps the agent's default."""
 
     max_iterations: int | None = None
     max_tokens: int | None = None
     max_seconds: float | None = None
-    model: str | None = None
-    model_provider: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelChoice:
+    """The model chosen in a session with `/model`, and the provider it was chosen on (a
+    session resumed on another provider keeps that provider's default)."""
+
+    model: str
+    provider: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,6 +90,7 @@ class SessionSnapshot:
     transcript: SessionTranscript = SessionTranscript()
     totals: SessionTotals = SessionTotals()
     budget_override: BudgetOverride | None = None
+    model_choice: ModelChoice | None = None
     compaction_failure_count: int = 0
     approvals: tuple[str, ...] = ()
 
@@ -107,6 +111,7 @@ class SessionRecord:
     transcript: SessionTranscript = SessionTranscript()
     totals: SessionTotals = SessionTotals()
     budget_override: BudgetOverride | None = None
+    model_choice: ModelChoice | None = None
     compaction_failure_count: int = 0
     approvals: tuple[str, ...] = ()
     # Tool calls recorded as started that have no result in the transcript: after a crash
@@ -143,6 +148,7 @@ class SessionRecord:
             transcript=self.transcript,
             totals=self.totals,
             budget_override=self.budget_override,
+            model_choice=self.model_choice,
             compaction_failure_count=self.compaction_failure_count,
             approvals=self.approvals,
         )
@@ -155,6 +161,7 @@ class SessionRecord:
             transcript=snapshot.transcript,
             totals=snapshot.totals,
             budget_override=snapshot.budget_override,
+            model_choice=snapshot.model_choice,
             compaction_failure_count=snapshot.compaction_failure_count,
             approvals=snapshot.approvals,
         )

@@ -19,6 +19,7 @@ from aimon_core.session._lease import (
 )
 from aimon_core.session._record import (
     BudgetOverride,
+    ModelChoice,
     SessionRecord,
     SessionSummary,
     SessionTotals,
@@ -70,6 +71,7 @@ class SessionRecordStore(Protocol):
         lease: SessionLease | None = None,
         sync: bool = False,
         reads: tuple[tuple[str, str], ...] = (),
+        model_choice: ModelChoice | None = None,
     ) -> None:
         """Set the side state; values are absolute, so writing them twice changes nothing.
 

@@ -17,11 +17,11 @@ from aimon_core.live._host import SessionCommandHost
 from aimon_core.llm import ScriptedLLMClient, ScriptStep, reply
 from aimon_core.runtime import AgentAssembly, RuntimeFlags, RuntimeParts, build_runtime
 from aimon_core.session import (
-    BudgetOverride,
     FileSessionLeaseStore,
     FileSessionRecordStore,
     MemorySessionLeaseStore,
     MemorySessionRecordStore,
+    ModelChoice,
     SessionStore,
 )
 from aimon_core.shell import LocalShell
@@ -102,8 +102,9 @@ def test_switching_applies_to_the_next_request_and_survives_resume(tmp_path: Pat
             # /budget reset drops the limits, not the model.
             await live.submit("/budget iterations 5")
             await live.submit("/budget reset")
-            assert live.record.budget_override == BudgetOverride(
-                model="claude-opus-4-8", model_provider="anthropic")
+            assert live.record.budget_override is None
+            assert live.record.model_choice == ModelChoice(model="claude-opus-4-8",
+                                                           provider="anthropic")
         # Resumed with another provider, the stored model does not apply.
         other = ScriptedLLMClient(steps=[], provider="openai")
         async with session(tmp_path, other, "gpt-5.4", store=store,
@@ -124,7 +125,7 @@ def test_unknown_models_are_refused_with_near_matches(tmp_path: Path) -> None:
             assert "gpt-5.4 is an openai model" in other.text
             assert "--provider openai --model gpt-5.4" in other.text
             assert live.runtime.model == "claude-sonnet-4-5"
-            assert live.record.budget_override is None
+            assert live.record.model_choice is None
     asyncio.run(test())
 
 

@@ -19,7 +19,7 @@ from aimon_core.session._codec import (
     line_to_json,
 )
 from aimon_core.session._ids import SessionId
-from aimon_core.session._record import BudgetOverride, SessionTotals
+from aimon_core.session._record import BudgetOverride, ModelChoice, SessionTotals
 
 AT = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 
@@ -46,6 +46,7 @@ def test_every_line_round_trips_as_one_ascii_line(conversation: tuple[Message, .
             budget_override=BudgetOverride(max_iterations=3),
             compaction_failure_count=2,
             approvals=("Read(*)",),
+            model_choice=ModelChoice(model="claude-opus-4-8", provider="anthropic"),
         ),
         SideLine(
             at=AT,
@@ -126,6 +127,16 @@ def test_malformed_messages_are_rejected(obj: object, error: str) -> None:
         (
             '{"type": "side", "at": "2025-01-01T00:00:00+00:00", "totals": {"turns": -1}}',
             "must not be negative",
+        ),
+        (
+            '{"type": "side", "at": "2025-01-01T00:00:00+00:00", "totals": {},'
+            ' "compaction_failure_count": 0, "model": "gpt-5.4"}',
+            "'model' must be a JSON object or null",
+        ),
+        (
+            '{"type": "side", "at": "2025-01-01T00:00:00+00:00", "totals": {},'
+            ' "compaction_failure_count": 0, "model": {"model": "gpt-5.4"}}',
+            "missing 'provider'",
         ),
         (
             '{"type": "header", "id": "../x", "project_root": "/", "agent_ref": "a",'

@@ -10,6 +10,7 @@ from aimon_core.llm import Message
 from aimon_core.session import (
     BudgetOverride,
     MemorySessionLeaseStore,
+    ModelChoice,
     SessionExistsError,
     SessionId,
     SessionNotFoundError,
@@ -43,6 +44,7 @@ def write_side(store: SessionRecordStore, session_id: SessionId, totals: Session
         budget_override=BudgetOverride(max_iterations=7, max_seconds=1.5),
         compaction_failure_count=1,
         approvals=("Bash(git status)",),
+        model_choice=ModelChoice(model="gpt-5.4", provider="openai"),
     )
 
 
@@ -157,6 +159,7 @@ def test_side_state_written_twice_is_not_double_counted(
     assert loaded.budget_override == BudgetOverride(max_iterations=7, max_seconds=1.5)
     assert loaded.compaction_failure_count == 1
     assert loaded.approvals == ("Bash(git status)",)
+    assert loaded.model_choice == ModelChoice(model="gpt-5.4", provider="openai")
 
 
 def test_latest_side_state_wins(make_store: StoreMaker, project: str, clock: FakeClock) -> None:
