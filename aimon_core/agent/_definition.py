@@ -75,6 +75,8 @@ class AgentDefinition:
 
     def render_prompt(self, values: Mapping[str, str] | None = None) -> str:
         """Render the prompt template with the agent's variables, overridden by `values`."""
+        if "{{" not in self.prompt_template:  # no Mustache tag (a delimiter change is one too)
+            return self.prompt_template.strip()
         import chevron  # off the start-up path
 
         merged = {**self.variables, **(values or {})}
@@ -135,7 +137,6 @@ def _quote_colon_values(front: str) -> str | None:
 _KEY_LINE = re.compile(r"([A-Za-z_][\w-]*):(?:[ \t]+(\S(?:.*\S)?))?[ \t]*")
 _ITEM = re.compile(r"- (\S(?:.*\S)?)[ \t]*")
 _PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_STR_TAG = "tag:yaml.org,2002:str"
 _BLOCK_STYLES = frozenset({">", ">-", "|", "|-"})
 # Keys PyYAML reads as bool or null (`on:` is True): leave those files to it.
 _NOT_STR_KEYS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
@@ -148,11 +149,9 @@ def _simple_fields(front: str) -> dict[str, Any] | None:
     scalars of evenly indented lines, and one level of `- item` lists or `key: value` maps. Most
     skill and agent files are like that; reading them here costs a fifth of PyYAML's ~0.1 ms a
     file. Anything else (other types, flow style, anchors, deeper nesting) returns None. PyYAML's
-    own resolver vets each plain value, so `true`, `1.0`, `null` or `yes` go to PyYAML.
+    own rules for plain values are followed (`plain_kind`), so `true`, `1.0`, `null` or `yes`
+    are read as PyYAML reads them or go to it; PyYAML itself is not imported.
     """
-    import yaml
-
-    resolver = yaml.resolver.Resolver()
     lines = front.replace("\r\n", "\n").split("\n")
     fields: dict[str, Any] = {}
     i = 0
@@ -170,21 +169,19 @@ def _simple_fields(front: str) -> dict[str, Any] | None:
         block = lines[start:i]
         parsed: object
         if value is None:
-            parsed = _nested(block, resolver)
+            parsed = _nested(block)
         elif value in _BLOCK_STYLES:
             parsed = _block_scalar(block, value)
         else:
-            parsed = None if any(line.strip() for line in block) else _value(value, resolver)
+            parsed = None if any(line.strip() for line in block) else _value(value)
         if parsed is None:
             return None
         fields[key] = parsed
     return fields
 
 
-def _scalar(value: str, resolver: Any) -> str | None:
+def _scalar(value: str) -> str | None:
     """Return the string a one-line YAML scalar reads as; None when it is not plainly a string."""
-    import yaml
-
     if value[0] in "'\"":
         inner = value[1:-1]
         if len(value) < 2 or value[-1] != value[0]:
@@ -194,25 +191,45 @@ def _scalar(value: str, resolver: Any) -> str | None:
         return None if '"' in inner or "\\" in inner else inner
     if value[0] in _PLAIN_START or ": " in value or " #" in value or value.endswith(":"):
         return None
-    tag = resolver.resolve(yaml.ScalarNode, value, (True, False))
-    return value if tag == _STR_TAG else None
+    return value if plain_kind(value) == "str" else None
 
 
 _BOOLS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")
+# PyYAML's implicit types (YAML 1.1, yaml/resolver.py) are chosen by a plain value's first
+# character: these words are its booleans and nulls, and these first characters may make a
+# number, a timestamp, `<<`, `=` or the `!`, `&`, `*` of its `yaml` tag.
+_YAML_BOOL_WORDS = frozenset({
+    "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE",
+    "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"})
+_YAML_NULL_WORDS = frozenset({"~", "null", "Null", "NULL"})
+_YAML_TYPED_START = frozenset("-+.0123456789<=~!&*")
 
 
-def _value(value: str, resolver: Any) -> object:
+def plain_kind(value: str) -> str | None:
+    """Return what PyYAML reads a non-empty plain scalar as: "str", "bool", "null", "int".
+
+    None when it may be something else (a float, a timestamp, an octal or `1_000` int):
+    PyYAML decides those. `tests/agent/test_plain_kind.py` holds this to PyYAML's resolver.
+    """
+    if value in _YAML_BOOL_WORDS:
+        return "bool"
+    if value in _YAML_NULL_WORDS:
+        return "null"
+    if value[0] not in _YAML_TYPED_START:
+        return "str"
+    return "int" if _DECIMAL.fullmatch(value) else None
+
+
+def _value(value: str) -> object:
     """Return a one-line scalar as a string, a decimal int or a bool; None: ask YAML."""
-    text = _scalar(value, resolver)
+    text = _scalar(value)
     if text is not None:
         return text
-    import yaml
-
-    tag = resolver.resolve(yaml.ScalarNode, value, (True, False))
-    if tag == "tag:yaml.org,2002:int" and _DECIMAL.fullmatch(value):
+    kind = plain_kind(value) if value[0] not in _PLAIN_START else None
+    if kind == "int":
         return int(value)
-    if tag == "tag:yaml.org,2002:bool":
+    if kind == "bool":
         return _BOOLS.get(value.lower())
     return None
 
@@ -249,43 +266,52 @@ def _block_scalar(block: list[str], style: str) -> str | None:
     return text if style.endswith("-") else text + "\n"
 
 
-def _nested(block: list[str], resolver: Any) -> list[str] | dict[str, object] | None:
+def _nested(block: list[str]) -> list[str] | dict[str, object] | None:
     width = _indent(block)
     if width is None:
         return None
     rows = [line[width:] for line in block if line.strip()]
     if all(row.startswith("- ") for row in rows):
         items = [_ITEM.fullmatch(row) for row in rows]
-        values = [None if m is None else _scalar(m.group(1), resolver) for m in items]
+        values = [None if m is None else _scalar(m.group(1)) for m in items]
         return None if None in values else [v for v in values if v is not None]
     mapping: dict[str, object] = {}
     for row in rows:
         match = _KEY_LINE.fullmatch(row)
         if match is None or match.group(2) is None or match.group(1) in mapping:
             return None
-        key, value = _scalar(match.group(1), resolver), _value(match.group(2), resolver)
+        key, value = _scalar(match.group(1)), _value(match.group(2))
         if key is None or value is None:
             return None
         mapping[key] = value
     return mapping
 
 
+class FrontmatterYAMLError(ValueError):
+    """PyYAML could not read a file's frontmatter; the message is PyYAML's."""
+
+
 def _load_yaml(front: str) -> object:
-    """Load frontmatter YAML: simple files directly, others through python-frontmatter."""
+    """Load frontmatter YAML: simple files directly, others through python-frontmatter.
+
+    Raises FrontmatterYAMLError (PyYAML's message) for YAML that does not parse.
+    """
     simple = _simple_fields(front)
     if simple is not None:
         return simple
     # Lazy: `import frontmatter` costs ~4.5 ms on top of PyYAML's ~11.5 ms (-X importtime,
-    # 2 cores, 2026-11-30); start-up skips it when every file is simple.
+    # 2 cores, 2026-11-30); start-up skips both when every file is simple.
+    import yaml
     from frontmatter.default_handlers import YAMLHandler
 
-    return YAMLHandler().load(front)
+    try:
+        return YAMLHandler().load(front)
+    except yaml.YAMLError as exc:
+        raise FrontmatterYAMLError(str(exc)) from exc
 
 
 def parse_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, tuple[str, ...]]:
     """Return (fields, body, warnings) of a Markdown file with YAML frontmatter."""
-    import yaml
-
     front, body = split_frontmatter(text)
     if front is None:
         if text.lstrip().startswith("---"):
@@ -303,14 +329,14 @@ def parse_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, tupl
                                   "': ' without quotes); quoted values holding ': '",)
     try:
         loaded = _load_yaml(front) if front.strip() else {}
-    except yaml.YAMLError as exc:
+    except FrontmatterYAMLError as exc:
         reason = str(exc).splitlines()[0]
         fields = None
         if repaired is not None:
             try:
                 again = _load_yaml(repaired)
                 fields = again if isinstance(again, dict) else None
-            except yaml.YAMLError:
+            except FrontmatterYAMLError:
                 fields = None
         how = "quoted values holding ': '" if fields is not None else "read it line by line"
         if fields is None:

@@ -42,9 +42,7 @@ _KNOWN = _SPEC_KEYS | _AIMON_KEYS | _CLAUDE_KEYS
 
 def load_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     """Split and load SKILL.md frontmatter strictly: unparseable YAML is a SkillError."""
-    import yaml
-
-    from aimon_core.agent._definition import _load_yaml
+    from aimon_core.agent._definition import FrontmatterYAMLError, _load_yaml
 
     front, body = split_frontmatter(text)
     if front is None:
@@ -52,7 +50,7 @@ def load_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
                                "the frontmatter must end with another)")
     try:
         loaded = _load_yaml(front) if front.strip() else {}
-    except yaml.YAMLError as exc:
+    except FrontmatterYAMLError as exc:
         reason = " ".join(str(exc).split())
         hint = (" (quote a value that holds ': ' or write it as a block scalar)"
                 if "mapping values are not allowed" in reason else "")
