@@ -176,6 +176,7 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
                 max_iterations: int | None) -> int:
     import asyncio
 
+    from aimon_cli import _startup
     from aimon_cli._print import (
         EXIT_OUTPUT_CLOSED,
         OutputClosedError,
@@ -206,7 +207,10 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
             launch.project_root, launch.flags,
             on_notice=notice)
         try:
-            assembly, live = await _open_live(registry, store, session_id)
+            try:
+                assembly, live = await _open_live(registry, store, session_id)
+            finally:
+                _startup.finish()
             try:
                 result = await run_print(job, live, sys.stdout, sys.stderr,
                                          policy=assembly.policy)
@@ -281,8 +285,10 @@ def run(args: list[str]) -> None:
 
         sessions_app(args[1:], prog_name="aimon sessions")
         return
+    from aimon_cli import _startup
     from aimon_cli._args import ArgsError, parse_root
 
+    _startup.begin()  # until the first session is open (or aimon leaves): see _startup
     try:
         parsed = parse_root(args)
         code = parsed if isinstance(parsed, int) else root(parsed)

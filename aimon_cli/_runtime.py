@@ -12,6 +12,8 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from aimon_cli import _startup
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -46,8 +48,11 @@ class ReplRuntimes:
 
     async def open_session(self, session_id: str | None) -> LiveSession:
         """Open (or resume) a session on its agent's runtime."""
-        assembly = await self._runtime_for(session_id)
-        live = await assembly.open_session(self.store, session_id=session_id)
+        try:
+            assembly = await self._runtime_for(session_id)
+            live = await assembly.open_session(self.store, session_id=session_id)
+        finally:
+            _startup.finish()  # the start is over, whether the session opened or not
         self._current, self.assembly = live, assembly
         return live
 
