@@ -302,13 +302,13 @@ class _BodyEncoder:
     def __init__(self) -> None:
         self._recent: dict[int, tuple[Message, str]] = {}
         self._older: dict[int, tuple[Message, str]] = {}
+        # The last request without its messages, and its encoded head: the tools' schemas
+        # and the system prompt are the same in every call of a turn (~0.15 ms to encode).
+        self._head: tuple[LLMRequest, ModelInfo, str] | None = None
 
     def encode(self, request: LLMRequest, info: ModelInfo) -> bytes:
         """Return the request body for `request`, streamed."""
-        params = request_params(replace(request, messages=()), info)
-        params.pop("messages")
-        params.update(params.pop("extra_body", {}))
-        params["stream"] = True
+        head = self._head_of(replace(request, messages=()), info)
         marks = _breakpoints(request.messages)
         used: dict[int, tuple[Message, str]] = {}
         parts = []
@@ -326,8 +326,18 @@ class _BodyEncoder:
             parts.append(entry[1])
         if used:
             self._older, self._recent = self._recent, used
-        head = _json(params)
         return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+
+    def _head_of(self, bare: LLMRequest, info: ModelInfo) -> str:
+        """Return the JSON of `bare`'s parameters (no messages), streamed."""
+        if self._head is not None and self._head[0] == bare and self._head[1] == info:
+            return self._head[2]
+        params = request_params(bare, info)
+        params.pop("messages")
+        params.update(params.pop("extra_body", {}))
+        params["stream"] = True
+        self._head = (bare, info, _json(params))
+        return self._head[2]
 
 
 def _mark_last_block(message: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -140,8 +141,12 @@ class OpenAIClient:
             raise error from exc
         finally:
             # Runs on cancellation and on aclose() too: the HTTP response must not linger.
-            await events.aclose()
-            await response.aclose()
+            try:
+                if done:  # read the body's end: a response read whole keeps its connection
+                    await _drain(events)
+            finally:
+                await events.aclose()
+                await response.aclose()
         if not done:
             raise LLMStreamError("the stream ended before data: [DONE]", provider=PROVIDER)
         yield ResponseCompleted(response=assembler.finish())
@@ -149,6 +154,24 @@ class OpenAIClient:
     async def aclose(self) -> None:
         """Close the SDK's HTTP client."""
         await self._sdk.close()
+
+
+# How long the end of a body may take after `data: [DONE]`; a server that sends nothing
+# more only costs its connection (closed, not kept for the next call).
+_DRAIN_SECONDS = 0.5
+
+
+async def _drain(events: AsyncIterator[str]) -> None:
+    """Read what follows `data: [DONE]` (normally only the body's end) and drop it.
+
+    A response closed before its end was read cannot give its connection back to the pool:
+    every call then opened a new TCP (and, on a real endpoint, TLS) connection. Measured on
+    the loopback server: ~0.4 ms of each iteration's ~6 ms.
+    """
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for _ in events:
+                pass
 
 
 # One encoder for every body: `json.dumps` with options builds a new encoder per call.
@@ -169,11 +192,14 @@ class _BodyEncoder:
     def __init__(self) -> None:
         self._recent: dict[int, tuple[Message, str]] = {}
         self._older: dict[int, tuple[Message, str]] = {}
+        # The last request without its messages, and its encoded head: the tools' schemas
+        # and the system prompt are the same in every call of a turn (~0.15 ms to encode).
+        self._head: tuple[LLMRequest, ModelInfo, tuple[str, str]] | None = None
 
     def encode(self, request: LLMRequest, info: ModelInfo) -> bytes:
         """Return the request body for `request`."""
-        params = request_params(replace(request, messages=()), info)
-        parts = [_json(m) for m in params.pop("messages")]  # the system prompt
+        head, system = self._head_of(replace(request, messages=()), info)
+        parts = [system] if system else []
         used: dict[int, tuple[Message, str]] = {}
         for message in request.messages:
             key = id(message)
@@ -185,8 +211,16 @@ class _BodyEncoder:
                 parts.append(entry[1])
         if used:
             self._older, self._recent = self._recent, used
-        head = _json(params)
         return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+
+    def _head_of(self, bare: LLMRequest, info: ModelInfo) -> tuple[str, str]:
+        """Return the JSON of `bare`'s parameters (no messages) and of its system message."""
+        if self._head is not None and self._head[0] == bare and self._head[1] == info:
+            return self._head[2]
+        params = request_params(bare, info)
+        system = ",".join(_json(m) for m in params.pop("messages"))
+        self._head = (bare, info, (_json(params), system))
+        return self._head[2]
 
 
 # --- our request -> Chat Completions parameters -------------------------------------------

@@ -142,6 +142,8 @@ class RecordedRequest:
     path: str
     headers: Mapping[str, str]
     body: Mapping[str, Any]
+    connection: int = 0
+    """The client's port: requests with the same number came on one (kept-alive) connection."""
 
     def tool_results(self) -> dict[str, str]:
         """Return tool call id -> result text of every tool result the request sends back.
@@ -449,6 +451,7 @@ class _Handler(BaseHTTPRequestHandler):
             path=path,
             headers=headers,
             body=body if isinstance(body, dict) else {},
+            connection=int(self.client_address[1]),
         )
         self.owner._record(request)
         wire = _WIRES.get(provider)

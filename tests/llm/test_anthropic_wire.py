@@ -102,3 +102,39 @@ def test_the_sdk_sends_the_body_with_its_headers_and_the_stream_is_assembled() -
     assert [(b.name, dict(b.input)) for b in response.content if isinstance(b, ToolUseBlock)] \
         == [("Read", {"p": "/a"})]
     assert response.usage.output_tokens > 0
+
+
+def test_calls_on_one_client_share_one_kept_alive_connection() -> None:
+    request = LLMRequest(model=MODEL, system="s", messages=(Message.user("hi"),))
+
+    async def scenario(server: LoopbackModelServer) -> None:
+        client = AnthropicClient(api_key="test-key", base_url=server.base_url, idle_timeout=5.0)
+        try:
+            for _ in range(3):
+                await collect(client.stream(request))
+        finally:
+            await client.aclose()
+
+    with LoopbackModelServer([Reply(text="one"), Reply(text="two"), Reply(text="three")]) \
+            as server:
+        asyncio.run(scenario(server))
+    assert len({recorded.connection for recorded in server.requests}) == 1
+
+
+def test_the_head_follows_every_change_of_system_tools_settings_and_model() -> None:
+    encoder = _BodyEncoder()
+    other_tools = (*TOOLS, ToolDefinition(name="Grep", description="Search.",
+                                          input_schema={"type": "object"}))
+    messages = (Message.user("fix it"),)
+    variants = [
+        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS),
+        LLMRequest(model=MODEL, system="You are aimon, compacted.", messages=messages,
+                   tools=TOOLS),
+        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=other_tools),
+        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS,
+                   settings=ModelSettings(max_tokens=77)),
+        LLMRequest(model="claude-haiku-4-5", system="You are aimon.", messages=messages,
+                   tools=TOOLS, metadata={"user_id": "u"}),
+    ]
+    for request in [*variants, *reversed(variants), variants[0], variants[0]]:
+        assert json.loads(encoder.encode(request, model_info(MODEL))) == expected(request)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
+
+import pytest
 
 from aimon_core.llm import (
     ImageBlock,
@@ -75,3 +78,60 @@ def test_the_sdk_sends_the_body_and_the_stream_is_assembled() -> None:
     assert recorded.headers["authorization"] == "Bearer test-key"
     assert recorded.headers["content-type"] == "application/json"
     assert response.text == "Hello."
+
+
+def test_calls_on_one_client_share_one_kept_alive_connection() -> None:
+    request = LLMRequest(model=MODEL, system="s", messages=(Message.user("hi"),))
+
+    async def scenario(server: LoopbackModelServer) -> None:
+        client = OpenAIClient(api_key="test-key", base_url=server.openai_base_url)
+        try:
+            for _ in range(3):
+                await collect(client.stream(request))
+        finally:
+            await client.aclose()
+
+    with LoopbackModelServer([Reply(text="one"), Reply(text="two"), Reply(text="three")]) \
+            as server:
+        asyncio.run(scenario(server))
+    # The body is read to its end after data: [DONE], so the pool keeps the connection.
+    assert len({recorded.connection for recorded in server.requests}) == 1
+
+
+def test_a_body_that_goes_on_after_done_costs_only_its_connection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from aimon_core.llm import _openai
+
+    monkeypatch.setattr(_openai, "_DRAIN_SECONDS", 0.05)
+
+    async def endless() -> AsyncIterator[str]:
+        yield "more"
+        await asyncio.Event().wait()  # a server that never ends the body
+        yield "never"
+
+    async def scenario() -> float:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        await _openai._drain(endless())
+        return loop.time() - started
+
+    assert asyncio.run(scenario()) < 5  # given up at the bound, not hung
+
+
+def test_the_head_follows_every_change_of_system_tools_settings_and_model() -> None:
+    encoder = _BodyEncoder()
+    other_tools = (*TOOLS, ToolDefinition(name="Grep", description="Search.",
+                                          input_schema={"type": "object"}))
+    messages = (Message.user("fix it"),)
+    variants = [
+        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS),
+        LLMRequest(model=MODEL, system="", messages=messages, tools=TOOLS),
+        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=other_tools),
+        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS,
+                   settings=ModelSettings(max_tokens=77, temperature=0.3)),
+        LLMRequest(model="gpt-5.4-mini", system="You are aimon.", messages=messages,
+                   tools=TOOLS),
+    ]
+    for request in [*variants, *reversed(variants), variants[0], variants[0]]:
+        assert json.loads(encoder.encode(request, model_info(MODEL, "openai"))) \
+            == expected(request)
