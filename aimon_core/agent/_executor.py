@@ -67,7 +67,7 @@ from aimon_core.tools import (
 REPEAT_LIMIT = 3
 
 
-def _ignore(_: object) -> None:
+def _ignore(*_: object) -> None:
     return None
 
 
@@ -114,8 +114,10 @@ class ExecutionRequest:
     # Asks whoever answers approvals for the session; None: nobody can, so asks are refused.
     ask: Asker | None = None
     # Called right before a tool runs (after hooks and the permission gate), so that a crash
-    # recovery can tell a call that may have run from one that never did.
-    on_tool_started: Callable[[ToolUseBlock], Awaitable[None] | None] = _ignore
+    # recovery can tell a call that may have run from one that never did. The flag says
+    # whether the call may change something (then its start should be made durable): False
+    # for a read-only tool and for a call the gate proved read-only.
+    on_tool_started: Callable[[ToolUseBlock, bool], Awaitable[None] | None] = _ignore
     # Awaited before anything of the turn may change the project (the first tool call, or
     # UserPromptSubmit hooks): the checkpoint of the project taken while the turn starts.
     before_changes: Awaitable[object] | None = None
@@ -440,7 +442,7 @@ class OrcaExecutor:
         if not verdict.allowed:
             message = verdict.message or f"Permission to use {tool.name} was denied."
             return ToolResult.error(message + await hooks.permission_denied(use, message))
-        started = run.request.on_tool_started(use)
+        started = run.request.on_tool_started(use, not (tool.read_only or verdict.read_only))
         if started is not None:
             await started  # recorded (durably) before the tool runs
         # Checked above; a hook's updated input is checked by execute_tool.

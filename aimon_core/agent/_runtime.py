@@ -33,11 +33,17 @@ class AgentRuntimeId:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GateVerdict:
-    """Whether a tool call may run; `message` tells the model why not."""
+    """Whether a tool call may run; `message` tells the model why not.
+
+    `read_only`: the gate proved that this call changes nothing (a command every part of
+    which is known read-only, as the permission layer's own read-only check decides). Such a
+    call's start is recorded without an fsync, as a read-only tool's is.
+    """
 
     allowed: bool
     message: str = ""
     decided_by: str = ""
+    read_only: bool = False
 
 
 def _drop(event: AgentEvent) -> None:

@@ -472,15 +472,13 @@ class LiveSession:
 
     # -- crash recovery: a call recorded as started and never answered may have run.
 
-    async def _mark_started(self, use: ToolUseBlock) -> None:
+    async def _mark_started(self, use: ToolUseBlock, may_change: bool) -> None:
         # Written before the tool runs: after a crash the record must not say "not run".
-        # Durable (fsync, ~1-4 ms) only for a call that may change something; a read-only
+        # Durable (fsync, ~0.5-4 ms) only for a call that may change something; a read-only
         # call's line reaches the file (it survives aimon's crash) but is not synced.
         self._ensure_stored()
-        tool = self.runtime.tools.get(use.name)
         await self._writer.write_now(self._store.records.mark_tool_started, self.id, [use.id],
-                                     lease=self._claimed.lease,
-                                     sync=tool is None or not tool.read_only)
+                                     lease=self._claimed.lease, sync=may_change)
         self._record = replace(self._record,
                                started_tool_ids=(*self._record.started_tool_ids, use.id))
 

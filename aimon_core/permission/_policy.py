@@ -322,6 +322,14 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
                    hint: PermissionDecision | None = None,
                    call: GateCall | None = None) -> GateVerdict:
+        verdict = await decided(tool, tool_input, ctx, hint=hint, call=call)
+        if verdict.allowed and not tool.read_only and _is_read_only(tool, tool_input, ctx.cwd):
+            # The same check plan mode trusts; the command's parse is cached by now.
+            return dataclasses.replace(verdict, read_only=True)
+        return verdict
+
+    async def decided(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
+                      hint: PermissionDecision | None, call: GateCall | None) -> GateVerdict:
         call = call or GateCall()
         decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
         refused = _Refusals(call, policy, tool, tool_input)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from aimon_core.agent import (
     AgentRuntime,
     Environment,
     ExecutionBudget,
+    GateVerdict,
     StopCause,
     allow_all,
     parse_agent,
@@ -245,3 +247,34 @@ def test_session_start_and_end_hooks(tmp_path: Path) -> None:
     asyncio.run(main())
     assert seen == [("start", "startup"), ("end", "other")]  # Claude Code's list
     assert "the CI is red on main" in client.requests[0].messages[-1].text
+
+
+def test_a_call_starts_durably_unless_the_tool_or_the_gate_says_it_changes_nothing(
+        tmp_path: Path) -> None:
+    async def gate(tool: Tool, tool_input: ToolInput, ctx: ToolContext, **_: Any) -> GateVerdict:
+        return GateVerdict(allowed=True, read_only=tool_input.get("proven") is True)
+
+    reader = Tool(name="Look", description="Look", run=ok_tool, read_only=True,
+                  input_schema={"type": "object"})
+    client = script(reply("", ("Ok", {"proven": True}), ("Ok", {"proven": False}),
+                          ("Look", {})), reply("done"))
+    writer = Tool(name="Ok", description="Ok", run=ok_tool, read_only=False,
+                  input_schema={"type": "object"})
+    runtime, store, ctx = setup(tmp_path, client, writer, reader)
+    runtime = dataclasses.replace(runtime, gate=gate)
+    synced: dict[str, bool] = {}
+    mark = store.records.mark_tool_started
+
+    def noted(session_id: Any, ids: Any, *, lease: Any = None, sync: bool = False) -> None:
+        synced.update(dict.fromkeys(ids, sync))
+        mark(session_id, ids, lease=lease, sync=sync)
+
+    store.records.mark_tool_started = noted  # type: ignore[method-assign]
+
+    async def main() -> None:
+        live = await open_live(runtime, store, ctx)
+        await live.submit("go")
+        await live.close()
+
+    asyncio.run(main())
+    assert sorted(synced.values()) == [False, False, True]  # the unproven Ok call only

@@ -540,3 +540,31 @@ def test_permission_request_hooks_answer_for_the_user(tmp_path: Path) -> None:
     assert not allowed and "no network from the agent" in message
     allowed, message = asyncio.run(ask("touch y"))
     assert not allowed and "--allowed-tools" in message
+
+
+@pytest.mark.parametrize(("command", "read_only"), [
+    ("echo hi", True), ("git status", True), ("ls -la src", True),
+    ("cat src/a.py | wc -l", True), ("grep -n x src/a.py", True),
+    ("rm -f src/a.py", False), ("echo hi > out.txt", False), ("touch x", False),
+    ("npm test", False), ("git status; rm -rf x", False), ("echo $(touch y)", False),
+    ("find . -delete", False), ("sed -i s/x/y/ src/a.py", False), ("python3 -c 1", False),
+])
+def test_an_allowed_command_is_marked_read_only_only_when_proven(
+        command: str, read_only: bool, project: Path, ctx: ToolContext) -> None:
+    """The mark spares the fsync of the call's start (LiveSession): only for no-change calls."""
+    policy = PermissionPolicy(PermissionRules.parse(allow=["Bash"]), PermissionMode.DEFAULT,
+                              project)
+    verdict = runner(policy, None, ctx)("Bash", command)
+    assert verdict.read_only is (read_only and verdict.allowed)
+    if read_only:
+        assert verdict.allowed
+
+
+def test_a_write_tool_allowed_by_rule_is_not_marked_read_only(project: Path,
+                                                              ctx: ToolContext) -> None:
+    policy = PermissionPolicy(PermissionRules.parse(allow=["Edit", "Write"]),
+                              PermissionMode.DEFAULT, project)
+    run = runner(policy, None, ctx)
+    for tool in ("Edit", "Write"):
+        verdict = run(tool, "src/a.py")
+        assert verdict.allowed and not verdict.read_only

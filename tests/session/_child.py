@@ -71,7 +71,7 @@ def write_turn(records: FileSessionRecordStore, lease: SessionLease, session_id:
         prompt=Message.user("write it"), tool_context=ctx,
         environment=Environment(cwd=project, platform="test", date="2026-01-01"),
         on_message=lambda m: records.append(session_id, [m], lease=lease),
-        on_tool_started=lambda use: records.mark_tool_started(
+        on_tool_started=lambda use, _: records.mark_tool_started(
             session_id, [use.id], lease=lease, sync=True),
     )
     asyncio.run(OrcaExecutor().execute(runtime, request))
