@@ -164,3 +164,30 @@ def test_tool_started_line_round_trips() -> None:
     text = line_to_json(line)
     assert '"type":"tool_started"' in text and '"ids":["toolu_1","toolu_2"]' in text
     assert line_from_json(text) == line
+
+
+def test_the_fast_line_decoder_gives_what_json_loads_gives() -> None:
+    import itertools
+    import json
+
+    from aimon_core.session._codec import _loads
+
+    values = ['{"type":"message","at":"2026-11-30T14:05:00Z"}', '{"a":[1,2,{"b":null}]}',
+              '"text"', "1", "-0.5e3", "NaN", "Infinity", "[]", "{}", "true", '"\\ud800"',
+              '{"é":"中"}', '{"a":1}{"b":2}', '{"a":1},{"b":2}', '{"a":1', '{"a":1}}', "",
+              "x", "{'a':1}", '{"a":1,}', "[1,]", "\x00", '{"a":"\x01"}', "1 2", "null"]
+    spaces = ["", " ", "\t", "\n", "\r\n", "\x0b", "\u3000"]
+    checked = 0
+    for value, before, after in itertools.product(values, spaces, spaces):
+        text = before + value + after
+        try:
+            expected: object = ("ok", json.loads(text))
+        except ValueError:
+            expected = "error"
+        try:
+            got: object = ("ok", _loads(text))
+        except ValueError:
+            got = "error"
+        assert repr(got) == repr(expected), text  # repr: NaN equals itself
+        checked += 1
+    assert checked == len(values) * len(spaces) ** 2
