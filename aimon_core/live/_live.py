@@ -474,11 +474,16 @@ class LiveSession:
 
     async def _mark_started(self, use: ToolUseBlock, may_change: bool) -> None:
         # Written before the tool runs: after a crash the record must not say "not run".
-        # Durable (fsync, ~0.5-4 ms) only for a call that may change something; a read-only
-        # call's line reaches the file (it survives aimon's crash) but is not synced.
+        # Durable (fsync, ~0.5-4 ms), and waited for, only for a call that may change
+        # something; a read-only call's line is queued in order behind the session's other
+        # writes and not synced: whether it ran or not, it changed nothing.
         self._ensure_stored()
-        await self._writer.write_now(self._store.records.mark_tool_started, self.id, [use.id],
-                                     lease=self._claimed.lease, sync=may_change)
+        mark = self._store.records.mark_tool_started
+        if may_change:
+            await self._writer.write_now(mark, self.id, [use.id], lease=self._claimed.lease,
+                                         sync=True)
+        else:
+            self._writer.write(mark, self.id, [use.id], lease=self._claimed.lease, sync=False)
         self._record = replace(self._record,
                                started_tool_ids=(*self._record.started_tool_ids, use.id))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from aimon_core.agent import (
     AgentRuntime,
     Environment,
     ExecutionBudget,
+    GateCall,
     GateVerdict,
     StopCause,
     allow_all,
@@ -20,6 +22,7 @@ from aimon_core.agent import (
     repair_tool_pairs,
 )
 from aimon_core.filesystem import LocalFileSystem
+from aimon_core.hook import PermissionDecision
 from aimon_core.live import (
     LiveSession,
     LiveSessionEvent,
@@ -251,7 +254,9 @@ def test_session_start_and_end_hooks(tmp_path: Path) -> None:
 
 def test_a_call_starts_durably_unless_the_tool_or_the_gate_says_it_changes_nothing(
         tmp_path: Path) -> None:
-    async def gate(tool: Tool, tool_input: ToolInput, ctx: ToolContext, **_: Any) -> GateVerdict:
+    async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
+                   hint: PermissionDecision | None = None,
+                   call: GateCall | None = None) -> GateVerdict:
         return GateVerdict(allowed=True, read_only=tool_input.get("proven") is True)
 
     reader = Tool(name="Look", description="Look", run=ok_tool, read_only=True,
@@ -269,7 +274,7 @@ def test_a_call_starts_durably_unless_the_tool_or_the_gate_says_it_changes_nothi
         synced.update(dict.fromkeys(ids, sync))
         mark(session_id, ids, lease=lease, sync=sync)
 
-    store.records.mark_tool_started = noted  # type: ignore[method-assign]
+    store.records.mark_tool_started = noted  # type: ignore[method-assign,assignment]
 
     async def main() -> None:
         live = await open_live(runtime, store, ctx)
@@ -278,3 +283,36 @@ def test_a_call_starts_durably_unless_the_tool_or_the_gate_says_it_changes_nothi
 
     asyncio.run(main())
     assert sorted(synced.values()) == [False, False, True]  # the unproven Ok call only
+
+
+def test_a_read_only_call_runs_without_waiting_for_its_start_line(tmp_path: Path) -> None:
+    import threading
+
+    ran = threading.Event()
+
+    async def look(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
+        ran.set()
+        return ToolResult.ok("seen")
+
+    reader = Tool(name="Look", description="Look", run=look, read_only=True,
+                  input_schema={"type": "object"})
+    runtime, store, ctx = setup(tmp_path, script(reply("", ("Look", {})), reply("done")), reader)
+    mark = store.records.mark_tool_started
+    seen_before_written: list[bool] = []
+
+    def slow(session_id: Any, ids: Any, *, lease: Any = None, sync: bool = False) -> None:
+        seen_before_written.append(ran.wait(timeout=5))  # the tool ran while this waited
+        mark(session_id, ids, lease=lease, sync=sync)
+
+    store.records.mark_tool_started = slow  # type: ignore[method-assign,assignment]
+
+    async def main() -> str:
+        live = await open_live(runtime, store, ctx)
+        await live.submit("go")
+        await live.close()
+        return live.id
+
+    session_id = asyncio.run(main())
+    assert seen_before_written == [True]
+    stored = store.records.path_of(session_id).read_text()  # type: ignore[attr-defined]
+    assert stored.count('"type":"tool_started"') == 1  # written all the same
