@@ -75,6 +75,9 @@ def root(args: RootArgs) -> int:
                 project_root=Path.cwd().resolve(), env=os.environ)) is not None:
             raise CommandExitError(1, problem)
     early = _paint_first_prompt(args)
+    from aimon_cli import _startup
+
+    _startup.begin()  # until the first session is open (or aimon leaves): see _startup
     try:
         return _root(args, early)
     finally:
@@ -285,10 +288,8 @@ def run(args: list[str]) -> None:
 
         sessions_app(args[1:], prog_name="aimon sessions")
         return
-    from aimon_cli import _startup
     from aimon_cli._args import ArgsError, parse_root
 
-    _startup.begin()  # until the first session is open (or aimon leaves): see _startup
     try:
         parsed = parse_root(args)
         code = parsed if isinstance(parsed, int) else root(parsed)
