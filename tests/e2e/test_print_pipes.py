@@ -72,12 +72,16 @@ def test_stream_json_into_a_closed_pipe_stops_quietly_and_resumes_from_a_pipe(
         assert resumed.stdout == "Resumed fine.\n"
         messages = server.requests[-1].body["messages"]
     assert not marker.exists()
-    # The record is whole: the cut turn (its partial text, and no call: none ran), the new
-    # prompt; every call the record has is answered.
+    # The record is whole: the cut turn, the new prompt. Where the cut landed depends on when
+    # aimon noticed the reader had gone: mid-stream (its partial text, no call), or once the
+    # model's message was complete (the call recorded, answered as never run). Either way
+    # every call the record has is answered, and none ran.
     roles = [m["role"] for m in messages if m["role"] != "system"]
-    assert roles[0] == "user" and roles[-2:] == ["assistant", "user"]
+    assert roles[0] == "user" and roles[-1] == "user" and "assistant" in roles
     calls = [c["id"] for m in messages for c in m.get("tool_calls") or []]
-    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == calls
+    answers = [m for m in messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answers] == calls
+    assert all("interrupted" in json.dumps(m).lower() for m in answers), answers
     assert "make the file" in json.dumps(messages) and messages[-1]["content"] == "go on"
 
 

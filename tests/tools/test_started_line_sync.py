@@ -1,8 +1,8 @@
-"""The tool-started line: written before every tool runs, fsynced only for tools that may write.
+"""The tool-started line: written for every call, fsynced only for tools that may write.
 
 The line exists so that after a crash a call with no result is known to have maybe run. For a
-call that changes something it must survive a power cut (fsync); a read-only call needs it in
-the file (a crash of aimon itself loses nothing written), not on the disk. `os.fsync` is
+call that changes something it must be on the disk before the tool runs (fsync); a read-only
+call's line is queued behind the session's writes: it changed nothing either way. `os.fsync` is
 wrapped in this one test to see which lines each sync made durable.
 """
 
@@ -91,10 +91,13 @@ def test_read_only_calls_are_written_but_not_synced(
     uses = {block.name: block.id for message in records.load(session[0]).transcript
             for block in message.content if isinstance(block, ToolUseBlock)}
     look, change = uses["Look"], uses["Change"]
-    # Each call's line is in the file before the tool runs ...
-    assert seen_at_run == {"Look": [look], "Change": [look, change]}
-    # ... the one that may change something is synced before it runs; the read-only one
-    # was never synced on its own (it reached the disk with the Change line's sync).
+    # The line of a call that may change something is in the file, synced, before the tool
+    # runs; a read-only call's line is queued in order (it may land while the tool runs:
+    # whether it ran or not, it changed nothing) and is never synced on its own (it reached
+    # the disk with the Change line's sync).
+    assert seen_at_run["Look"] in ([], [look])
+    assert seen_at_run["Change"] == [look, change]
+    assert _started_ids(records.path_of(session[0]).read_bytes()) == [look, change]
     with_look = [ids for ids in synced if look in ids]
     assert with_look, synced
     assert with_look[0] == [look, change], synced
