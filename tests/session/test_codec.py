@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -191,3 +192,76 @@ def test_the_fast_line_decoder_gives_what_json_loads_gives() -> None:
         assert repr(got) == repr(expected), text  # repr: NaN equals itself
         checked += 1
     assert checked == len(values) * len(spaces) ** 2
+
+
+def _block_table() -> list[object]:
+    """Valid blocks of every kind, and each with one field removed or of another JSON type."""
+    base: list[dict[str, object]] = [
+        {"type": "text", "text": "hi"},
+        {"type": "image", "media_type": "image/png", "data": "iVBO"},
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": 1}},
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {}, "input_error": "cut"},
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "x"}]},
+        {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": [
+            {"type": "text", "text": "x"}, {"type": "image", "media_type": "a", "data": "b"}]},
+        {"type": "thinking", "thinking": "hm", "signature": "s"},
+        {"type": "document", "media_type": "application/pdf", "data": "JVBE", "title": "t"},
+    ]
+    others: list[object] = [None, 1, 0, True, False, 1.5, "x", "", [], {}, [1],
+                            {"type": "text", "text": 1}, [{"type": "thinking", "thinking": "t"}],
+                            [{"type": "text"}]]
+    table: list[object] = [*base, None, 1, "text", [], {}, {"type": "nope"}, {"type": 1}]
+    for block in base:
+        for key in block:
+            table.append({k: v for k, v in block.items() if k != key})
+            table += [{**block, key: other} for other in others]
+        table += [{**block, "extra": 1}, {**block, "is_error": None}, {**block, "input_error": 2}]
+    return table
+
+
+def _outcome(decode: Callable[[object], object], obj: object) -> tuple[str, object]:
+    try:
+        return ("ok", decode(obj))
+    except SessionCodecError as exc:
+        return ("error", str(exc))
+
+
+def test_blocks_decode_the_same_on_the_plain_path_as_field_by_field() -> None:
+    from aimon_core.session._codec import block_from_json, checked_block_from_json
+
+    table = _block_table()
+    assert len(table) > 400
+    plain = 0
+    for obj in table:
+        assert _outcome(block_from_json, obj) == _outcome(checked_block_from_json, obj), obj
+        plain += _outcome(block_from_json, obj)[0] == "ok"
+    assert plain > 40
+
+
+def test_messages_decode_the_same_on_the_plain_path_as_field_by_field() -> None:
+    from aimon_core.llm import Message
+    from aimon_core.session._codec import checked_block_from_json, message_from_json
+
+    def checked(obj: object) -> Message:
+        if not isinstance(obj, dict):
+            raise SessionCodecError("a message must be a JSON object")
+        role = obj.get("role")
+        if not isinstance(role, str):
+            raise SessionCodecError("'role' must be of type str" if "role" in obj
+                                    else "missing 'role'")
+        if role not in ("user", "assistant"):
+            raise SessionCodecError(f"unknown message role {role!r}")
+        content = obj.get("content")
+        if not isinstance(content, list):
+            raise SessionCodecError("'content' must be of type list" if "content" in obj
+                                    else "missing 'content'")
+        return Message(role="user" if role == "user" else "assistant",
+                       content=tuple(checked_block_from_json(b) for b in content))
+
+    roles: list[object] = ["user", "assistant", "system", 1, None, ["user"], {"a": 1}]
+    contents: list[object] = [[{"type": "text", "text": "x"}], [], "x", None, [{"type": "x"}], {}]
+    for role in roles:
+        for content in contents:
+            for obj in ({"role": role, "content": content}, {"role": role}, {"content": content},
+                        [role, content]):
+                assert _outcome(message_from_json, obj) == _outcome(checked, obj), obj
