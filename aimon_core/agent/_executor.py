@@ -102,6 +102,9 @@ class ExecutionRequest:
     prompt: Message
     tool_context: ToolContext
     history: tuple[Message, ...] = ()
+    # The history is well formed already (every call answered, no orphan result, as
+    # `repair_tool_pairs` leaves it): the first model call's repair walks only what follows.
+    history_repaired: bool = False
     budget: ExecutionBudget = field(default_factory=ExecutionBudget)
     environment: Environment | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
@@ -169,6 +172,8 @@ class OrcaExecutor:
             tracker=BudgetTracker(request.budget),
             messages=list(request.history),
         )
+        if request.history_repaired:
+            run.repair.prime(request.history)
         run.emit(ExecutionStarted(
             execution_id=request.execution_id or uuid.uuid4().hex, prompt=request.prompt.text
         ))

@@ -46,6 +46,19 @@ class TranscriptRepair:
         self._repaired: list[Message] = []
         self._pending: dict[str, None] = {}
 
+    def prime(self, repaired: Sequence[Message]) -> None:
+        """Take `repaired`, a history already well formed, as walked (with no `started`).
+
+        A resumed session's history is repaired once when its turn starts (`turn_history`);
+        the executor's first call then walks only the prompt, not 10,000 messages again.
+        A well-formed history walks to itself, so this is the state its walk would leave.
+        """
+        self._seen, self._started = tuple(repaired), frozenset()
+        self._repaired = list(self._seen)
+        last = self._seen[-1] if self._seen else None
+        self._pending = {} if last is None or last.role != "assistant" else {
+            b.id: None for b in last.content if isinstance(b, ToolUseBlock)}
+
     def __call__(
         self, messages: Sequence[Message], started: Collection[str] = ()
     ) -> tuple[Message, ...]:

@@ -436,7 +436,7 @@ class LiveSession:
         history, message = self._recovered(message)
         request = ExecutionRequest(
             prompt=message, tool_context=self._context, hooks=self.hooks, ask=self._ask,
-            history=history, budget=budget,
+            history=history, history_repaired=True, budget=budget,
             environment=self._environment, on_event=on_event, on_message=self._persist,
             execution_id=turn_id, on_tool_started=self._mark_started,
             compactor=self._compactor, before_changes=before_changes,

@@ -164,3 +164,28 @@ def test_running_estimate_equals_request_tokens_over_growing_requests() -> None:
             assert estimate.request(request) == request_tokens(request)
             assert estimate.messages(conversation) == request_tokens(
                 LLMRequest(model="m", system="", messages=conversation))
+
+
+def test_a_repair_primed_with_a_turns_history_equals_a_whole_walk() -> None:
+    from aimon_core.live._history import turn_history
+
+    rng = random.Random(29)
+    primed_some = 0
+    for _ in range(80):
+        stored = list(history(rng, rng.randint(0, 60)))
+        started = tuple(f"t{rng.randint(0, 30)}" for _ in range(rng.randint(0, 2)))
+        built = turn_history(stored, Message.user("next"), started)
+        repair = TranscriptRepair()
+        repair.prime(built.history)
+        primed_some += bool(built.history)
+        # A fixed point of the walk (the calls its last message makes are the prompt's to
+        # answer; alone, they get a synthetic answer).
+        assert repair(built.history)[:len(built.history)] == built.history
+        assert reference_repair(built.history)[:len(built.history)] == built.history
+        repair.prime(built.history)
+        conversation = [*built.history, built.prompt]
+        for message in history(rng, rng.randint(0, 12)):
+            expected = reference_repair(conversation)
+            assert repair(conversation) == expected
+            conversation.append(message)
+    assert primed_some > 50
