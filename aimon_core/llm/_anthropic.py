@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from aimon_core.llm._errors import (
     LLMResponseError,
     LLMStreamError,
 )
+from aimon_core.llm._joined import JoinedMessages
 from aimon_core.llm._messages import (
     ContentBlock,
     DocumentBlock,
@@ -292,16 +293,14 @@ _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=Fa
 class _BodyEncoder:
     """Encode request bodies, each message's JSON once: a call adds one or two messages.
 
-    A message is the same `Message` value in every request of a conversation, so its JSON is
-    kept by identity (the value is held, so its id cannot be reused) for the next request;
-    the entries of the previous two requests are kept (a client serves forks too). The
-    messages that carry a cache breakpoint are encoded afresh. The body is the JSON of
-    `request_params` plus `"stream": true` (a test compares them).
+    The messages before the first cache breakpoint are the same JSON in the next request:
+    they are kept joined (`JoinedMessages`, the last two conversations: a client serves forks
+    too); the messages from the first breakpoint on are encoded afresh. The body is the JSON
+    of `request_params` plus `"stream": true` (a test compares them).
     """
 
     def __init__(self) -> None:
-        self._recent: dict[int, tuple[Message, str]] = {}
-        self._older: dict[int, tuple[Message, str]] = {}
+        self._history = JoinedMessages()
         # The last request without its messages, and its encoded head: the tools' schemas
         # and the system prompt are the same in every call of a turn (~0.15 ms to encode).
         self._head: tuple[LLMRequest, ModelInfo, str] | None = None
@@ -309,24 +308,18 @@ class _BodyEncoder:
     def encode(self, request: LLMRequest, info: ModelInfo) -> bytes:
         """Return the request body for `request`, streamed."""
         head = self._head_of(replace(request, messages=()), info)
-        marks = _breakpoints(request.messages)
-        used: dict[int, tuple[Message, str]] = {}
-        parts = []
-        for index, message in enumerate(request.messages):
+        messages = request.messages
+        marks = _breakpoints(messages)
+        # What comes before the first breakpoint is the same JSON in the next request.
+        first = min(marks, default=len(messages))
+        parts = [self._history.encode(messages[:first], _plain_messages)]
+        for index in range(first, len(messages)):
+            param = _message_param(messages[index])
             if index in marks:
-                param = _message_param(message)
                 _mark_last_block(param)
-                parts.append(_json(param))
-                continue
-            key = id(message)
-            entry = self._recent.get(key) or self._older.get(key)
-            if entry is None or entry[0] is not message:
-                entry = (message, _json(_message_param(message)))
-            used[key] = entry
-            parts.append(entry[1])
-        if used:
-            self._older, self._recent = self._recent, used
-        return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+            parts.append(_json(param))
+        body = ",".join(part for part in parts if part)
+        return f'{head[:-1]},"messages":[{body}]}}'.encode()
 
     def _head_of(self, bare: LLMRequest, info: ModelInfo) -> str:
         """Return the JSON of `bare`'s parameters (no messages), streamed."""
@@ -338,6 +331,11 @@ class _BodyEncoder:
         params["stream"] = True
         self._head = (bare, info, _json(params))
         return self._head[2]
+
+
+def _plain_messages(messages: Sequence[Message]) -> str:
+    """Return the comma-joined JSON of `messages` with no cache breakpoint, in one call."""
+    return _json([_message_param(m) for m in messages])[1:-1]
 
 
 def _mark_last_block(message: dict[str, Any]) -> None:

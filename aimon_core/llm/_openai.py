@@ -9,7 +9,7 @@ import asyncio
 import base64
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from aimon_core.llm._errors import (
     LLMResponseError,
     LLMStreamError,
 )
+from aimon_core.llm._joined import JoinedMessages
 from aimon_core.llm._messages import (
     DocumentBlock,
     ImageBlock,
@@ -182,16 +183,14 @@ class _BodyEncoder:
     """Encode request bodies, each message's JSON once: a call adds one or two messages.
 
     The SDK's `create` walks and re-encodes the whole history before every call (its typed
-    arguments; a 50-call turn once spent more time there than anywhere else). A message is
-    the same `Message` value in every request of a conversation, so its JSON is kept by
-    identity (the value is held, so its id cannot be reused); the entries of the previous two
-    requests are kept (a client serves forks too). The body is the JSON of `request_params`
-    (a test compares them).
+    arguments; a 50-call turn once spent more time there than anywhere else). The messages
+    of the previous request are kept joined (`JoinedMessages`, the last two conversations: a
+    client serves forks too) and only the new ones are encoded. The body is the JSON of
+    `request_params` (a test compares them).
     """
 
     def __init__(self) -> None:
-        self._recent: dict[int, tuple[Message, str]] = {}
-        self._older: dict[int, tuple[Message, str]] = {}
+        self._history = JoinedMessages()
         # The last request without its messages, and its encoded head: the tools' schemas
         # and the system prompt are the same in every call of a turn (~0.15 ms to encode).
         self._head: tuple[LLMRequest, ModelInfo, tuple[str, str]] | None = None
@@ -199,19 +198,9 @@ class _BodyEncoder:
     def encode(self, request: LLMRequest, info: ModelInfo) -> bytes:
         """Return the request body for `request`."""
         head, system = self._head_of(replace(request, messages=()), info)
-        parts = [system] if system else []
-        used: dict[int, tuple[Message, str]] = {}
-        for message in request.messages:
-            key = id(message)
-            entry = self._recent.get(key) or self._older.get(key)
-            if entry is None or entry[0] is not message:
-                entry = (message, ",".join(_json(m) for m in _message_params(message)))
-            used[key] = entry
-            if entry[1]:
-                parts.append(entry[1])
-        if used:
-            self._older, self._recent = self._recent, used
-        return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+        history = self._history.encode(request.messages, _joined_messages)
+        body = ",".join(part for part in (system, history) if part)
+        return f'{head[:-1]},"messages":[{body}]}}'.encode()
 
     def _head_of(self, bare: LLMRequest, info: ModelInfo) -> tuple[str, str]:
         """Return the JSON of `bare`'s parameters (no messages) and of its system message."""
@@ -221,6 +210,11 @@ class _BodyEncoder:
         system = ",".join(_json(m) for m in params.pop("messages"))
         self._head = (bare, info, (_json(params), system))
         return self._head[2]
+
+
+def _joined_messages(messages: Sequence[Message]) -> str:
+    """Return the comma-joined JSON of `messages` as Chat Completions messages, in one call."""
+    return _json([param for m in messages for param in _message_params(m)])[1:-1]
 
 
 # --- our request -> Chat Completions parameters -------------------------------------------

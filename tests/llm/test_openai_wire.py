@@ -135,3 +135,28 @@ def test_the_head_follows_every_change_of_system_tools_settings_and_model() -> N
     for request in [*variants, *reversed(variants), variants[0], variants[0]]:
         assert json.loads(encoder.encode(request, model_info(MODEL, "openai"))) \
             == expected(request)
+
+
+def test_bodies_stay_exact_across_forks_compactions_and_retries() -> None:
+    import random
+
+    rng = random.Random(7)
+    encoder = _BodyEncoder()
+    branches: list[tuple[Message, ...]] = [(Message.user("fix it"),)]
+    for step in range(120):
+        pick = rng.randrange(len(branches))
+        messages = branches[pick]
+        roll = rng.random()
+        if roll < 0.55:  # the conversation goes on
+            messages = (*messages, *turn(step))
+        elif roll < 0.7 and len(messages) > 2:  # a fork from an earlier point
+            messages = messages[:rng.randrange(1, len(messages))]
+            branches.append(messages)
+        elif roll < 0.8 and len(messages) > 3:  # compacted: the start is replaced
+            messages = (Message.user(f"summary {step}"), *messages[len(messages) // 2:])
+        elif roll < 0.9:  # equal messages, other objects (a reload)
+            messages = tuple(Message(role=m.role, content=m.content) for m in messages)
+        branches[pick] = messages
+        request = LLMRequest(model=MODEL, system="s", messages=messages, tools=TOOLS)
+        body = encoder.encode(request, model_info(MODEL, "openai"))
+        assert json.loads(body) == expected(request), step
