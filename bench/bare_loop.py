@@ -1,7 +1,10 @@
 """The floor for `aimon -p` on the four-call fix: a bare SDK loop doing the same four calls.
 
 Run (from the project `bench_fix4.py serve` prints, with its environment):
-  python bench/bare_loop.py anthropic|openai
+  python bench/bare_loop.py anthropic|openai [MAX_CALLS]
+
+(`bench_fix4.py gaps --bare` runs it with a larger MAX_CALLS, default 8, as the floor of an
+iteration.)
 
 Imports only the standard library and the provider SDK: stream a call, run the tools it asks
 for (Read: read the file; Edit: replace the text; Bash: run the command), send the results,
@@ -45,12 +48,12 @@ def _run_tool(name: str, args: dict[str, Any]) -> str:
     return done.stdout + done.stderr
 
 
-async def _bare_anthropic() -> None:
+async def _bare_anthropic(limit: int) -> None:
     import anthropic
 
     client = anthropic.AsyncAnthropic(max_retries=0)
     messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-    for _ in range(8):
+    for _ in range(limit):
         async with client.messages.stream(model=MODELS["anthropic"], max_tokens=1024,
                                           messages=messages, tools=_TOOLS) as stream:  # type: ignore[arg-type]
             message = await stream.get_final_message()
@@ -64,14 +67,14 @@ async def _bare_anthropic() -> None:
     await client.close()
 
 
-async def _bare_openai() -> None:
+async def _bare_openai(limit: int) -> None:
     import openai
 
     client = openai.AsyncOpenAI(max_retries=0)
     tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
                                                "parameters": t["input_schema"]}} for t in _TOOLS]
     messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-    for _ in range(8):
+    for _ in range(limit):
         stream = await client.chat.completions.create(model=MODELS["openai"], messages=messages,  # type: ignore[arg-type]
                                                       tools=tools, stream=True)  # type: ignore[arg-type]
         calls: dict[int, dict[str, str]] = {}
@@ -96,13 +99,13 @@ async def _bare_openai() -> None:
     await client.close()
 
 
-def bare(provider: str) -> None:
-    asyncio.run(_bare_anthropic() if provider == "anthropic" else _bare_openai())
+def bare(provider: str, limit: int = 8) -> None:
+    asyncio.run(_bare_anthropic(limit) if provider == "anthropic" else _bare_openai(limit))
 
 
 def main() -> None:
     provider = sys.argv[1] if len(sys.argv) > 1 else "anthropic"
-    asyncio.run(_bare_anthropic() if provider == "anthropic" else _bare_openai())
+    bare(provider, int(sys.argv[2]) if len(sys.argv) > 2 else 8)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Run:
                                                              # its env, runs until Ctrl-C
   .venv/bin/python bench/bare_loop.py P                      # the bare-SDK loop (env from serve)
   .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N] [--tools Glob,Read,Bash]
-                                             [--before TREE] [--after TREE]
+                                             [--before TREE] [--after TREE] [--bare]
                                                              # per-iteration and first-iteration
                                                              # cost, from request arrival times
 
@@ -134,8 +134,15 @@ def _gap_call(tool: str, done: int) -> ScriptedToolCall:
     return ScriptedToolCall(name="Bash", input={"command": f"echo {done}", "description": "Echo"})
 
 
-def tool_gaps(provider: str, tool: str, calls: int, env_extra: dict[str, str]) -> list[float]:
-    """Run one `aimon -p` turn of `calls` calls of `tool`; return the gaps between requests."""
+BARE = str(Path(__file__).with_name("bare_loop.py"))
+
+
+def tool_gaps(provider: str, tool: str, calls: int, env_extra: dict[str, str],
+              bare: bool = False) -> list[float]:
+    """Run one `aimon -p` turn of `calls` calls of `tool`; return the gaps between requests.
+
+    `bare`: run the bare-SDK loop (`bare_loop.py`) instead, with the same model: the floor.
+    """
     arrivals: list[float] = []
 
     def respond(request: RecordedRequest) -> Reply:
@@ -152,6 +159,8 @@ def tool_gaps(provider: str, tool: str, calls: int, env_extra: dict[str, str]) -
         env = {**provider_env(provider, server), "AIMON_HOME": home, **env_extra}
         args = [AIMON, "--provider", provider, "--model", MODELS[provider], "-p", "go",
                 "--max-iterations", str(calls + 5), "--allowed-tools", "Bash"]
+        if bare:
+            args = [sys.executable, BARE, provider, str(calls + 5)]
         done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True,
                               check=False)
         if done.returncode != 0 or len(arrivals) != calls + 1:
@@ -165,15 +174,18 @@ def tool_gaps(provider: str, tool: str, calls: int, env_extra: dict[str, str]) -
 
 
 def gaps(runs: int, calls: int, before: str | None, tools: list[str],
-         providers: list[str], after: str | None = None) -> None:
+         providers: list[str], after: str | None = None, bare: bool = False) -> None:
     variants: list[tuple[str, dict[str, str]]] = [("after", {"PYTHONPATH": after} if after
                                                    else {})]
     variants += [("before", {"PYTHONPATH": before})] if before else []
+    variants += [("bare SDK", {})] if bare else []
     rows: dict[tuple[str, str, str], tuple[list[float], list[float]]] = {}
     for _ in range(runs):  # interleaved: after, before, after, before ...
         for provider, tool in itertools.product(providers, tools):
             for name, extra in variants:
-                found = tool_gaps(provider, tool, calls, extra)
+                if name == "bare SDK" and tool == "Glob":
+                    continue  # the bare loop has Read and Bash only
+                found = tool_gaps(provider, tool, calls, extra, bare=name == "bare SDK")
                 first, steady = rows.setdefault((provider, tool, name), ([], []))
                 first.append(found[0])
                 steady.append(statistics.median(found[1:]))
@@ -254,6 +266,8 @@ def main() -> None:
     gaps_parser.add_argument("--calls", type=int, default=20)
     gaps_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
     gaps_parser.add_argument("--after", help="a source tree to run as 'after' (default: this)")
+    gaps_parser.add_argument("--bare", action="store_true",
+                             help="also time the bare-SDK loop (bare_loop.py): the floor")
     gaps_parser.add_argument("--tools", default=",".join(GAP_TOOLS),
                              help=f"comma-separated, of {', '.join(GAP_TOOLS)}")
     gaps_parser.add_argument("--providers", default=",".join(MODELS),
@@ -269,7 +283,7 @@ def main() -> None:
             resume(args.runs, args.before)
         case _:
             gaps(args.runs, args.calls, args.before, args.tools.split(","),
-                 args.providers.split(","), args.after)
+                 args.providers.split(","), args.after, args.bare)
 
 
 if __name__ == "__main__":
