@@ -75,9 +75,10 @@ def root(args: RootArgs) -> int:
                 project_root=Path.cwd().resolve(), env=os.environ)) is not None:
             raise CommandExitError(1, problem)
     early = _paint_first_prompt(args)
-    from aimon_cli import _startup
+    from aimon_cli import _children, _startup
 
     _startup.begin()  # until the first session is open (or aimon leaves): see _startup
+    _children.use_pidfd()
     try:
         return _root(args, early)
     finally:

@@ -171,6 +171,9 @@ PRINT_RUN = textwrap.dedent("""
         return await build(self, *args, **kwargs)
 
     async def noted_turn(*args, **kwargs):
+        import asyncio, warnings
+        warnings.simplefilter("ignore", DeprecationWarning)
+        notes["child watcher"] = type(asyncio.get_child_watcher()).__name__
         notes["collecting during the turn"] = gc.isenabled()
         notes["frozen"] = gc.get_freeze_count()
         return await turn(*args, **kwargs)
@@ -209,6 +212,8 @@ def test_print_mode_starts_with_the_collector_held_and_a_warm_cache_the_second_t
     assert first["collecting during the turn"] is True
     assert first["frozen"] > 10_000  # the modules, classes and SDK objects of the start
     assert first["exit"] == 0
+    if sys.version_info < (3, 12):  # 3.12 watches pidfds itself (aimon_cli/_children.py)
+        assert first["child watcher"] == "_PidfdWatcher"
     assert first["compiled"] == first["used"] > 500  # a cold cache: everything compiled once
     assert second["compiled"] == 0 and second["used"] == first["used"]
     assert list((tmp_path / "cache").iterdir()) == [_startup.cache_file(tmp_path / "cache")]

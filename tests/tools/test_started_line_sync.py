@@ -35,9 +35,13 @@ EMPTY = {"type": "object", "properties": {}, "additionalProperties": False}
 
 
 def _started_ids(data: bytes) -> list[str]:
-    """Return the ids of every tool_started line in a session file's bytes."""
+    """Return the ids of every tool_started line in a session file's bytes.
+
+    A line still being written (no newline yet: the session's writer thread appends while a
+    read-only tool runs) is not counted.
+    """
     ids: list[str] = []
-    for line in data.splitlines():
+    for line in data[:data.rfind(b"\n") + 1].splitlines():
         obj = json.loads(line)
         if obj.get("type") == "tool_started":
             ids += obj["ids"]
