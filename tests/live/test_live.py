@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -268,21 +268,31 @@ def test_a_call_starts_durably_unless_the_tool_or_the_gate_says_it_changes_nothi
     runtime, store, ctx = setup(tmp_path, client, writer, reader)
     runtime = dataclasses.replace(runtime, gate=gate)
     synced: dict[str, bool] = {}
+    _before_each_mark(store, lambda ids, sync: synced.update(dict.fromkeys(ids, sync)))
+    _one_turn(runtime, store, ctx)
+    assert sorted(synced.values()) == [False, False, True]  # the unproven Ok call only
+
+
+def _before_each_mark(store: SessionStore, before: Callable[[list[str], bool], object]) -> None:
+    """Call `before(ids, sync)` as each tool-started line is written, before it is."""
     mark = store.records.mark_tool_started
 
     def noted(session_id: Any, ids: Any, *, lease: Any = None, sync: bool = False) -> None:
-        synced.update(dict.fromkeys(ids, sync))
+        before(list(ids), sync)
         mark(session_id, ids, lease=lease, sync=sync)
 
     store.records.mark_tool_started = noted  # type: ignore[method-assign,assignment]
 
-    async def main() -> None:
+
+def _one_turn(runtime: AgentRuntime, store: SessionStore, ctx: ToolContext) -> str:
+    """Open a session, run one turn ("go"), close it; return its id."""
+    async def main() -> str:
         live = await open_live(runtime, store, ctx)
         await live.submit("go")
         await live.close()
+        return live.id
 
-    asyncio.run(main())
-    assert sorted(synced.values()) == [False, False, True]  # the unproven Ok call only
+    return asyncio.run(main())
 
 
 def test_a_read_only_call_runs_without_waiting_for_its_start_line(tmp_path: Path) -> None:
@@ -297,22 +307,10 @@ def test_a_read_only_call_runs_without_waiting_for_its_start_line(tmp_path: Path
     reader = Tool(name="Look", description="Look", run=look, read_only=True,
                   input_schema={"type": "object"})
     runtime, store, ctx = setup(tmp_path, script(reply("", ("Look", {})), reply("done")), reader)
-    mark = store.records.mark_tool_started
     seen_before_written: list[bool] = []
-
-    def slow(session_id: Any, ids: Any, *, lease: Any = None, sync: bool = False) -> None:
-        seen_before_written.append(ran.wait(timeout=5))  # the tool ran while this waited
-        mark(session_id, ids, lease=lease, sync=sync)
-
-    store.records.mark_tool_started = slow  # type: ignore[method-assign,assignment]
-
-    async def main() -> str:
-        live = await open_live(runtime, store, ctx)
-        await live.submit("go")
-        await live.close()
-        return live.id
-
-    session_id = asyncio.run(main())
+    # The tool runs while the writing of its line waits.
+    _before_each_mark(store, lambda ids, sync: seen_before_written.append(ran.wait(timeout=5)))
+    session_id = _one_turn(runtime, store, ctx)
     assert seen_before_written == [True]
     stored = store.records.path_of(session_id).read_text()  # type: ignore[attr-defined]
     assert stored.count('"type":"tool_started"') == 1  # written all the same

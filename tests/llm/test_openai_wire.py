@@ -80,23 +80,6 @@ def test_the_sdk_sends_the_body_and_the_stream_is_assembled() -> None:
     assert response.text == "Hello."
 
 
-def test_calls_on_one_client_share_one_kept_alive_connection() -> None:
-    request = LLMRequest(model=MODEL, system="s", messages=(Message.user("hi"),))
-
-    async def scenario(server: LoopbackModelServer) -> None:
-        client = OpenAIClient(api_key="test-key", base_url=server.openai_base_url)
-        try:
-            for _ in range(3):
-                await collect(client.stream(request))
-        finally:
-            await client.aclose()
-
-    with LoopbackModelServer([Reply(text="one"), Reply(text="two"), Reply(text="three")]) \
-            as server:
-        asyncio.run(scenario(server))
-    # The body is read to its end after data: [DONE], so the pool keeps the connection.
-    assert len({recorded.connection for recorded in server.requests}) == 1
-
 
 def test_a_body_that_goes_on_after_done_costs_only_its_connection(
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,47 +99,3 @@ def test_a_body_that_goes_on_after_done_costs_only_its_connection(
         return loop.time() - started
 
     assert asyncio.run(scenario()) < 5  # given up at the bound, not hung
-
-
-def test_the_head_follows_every_change_of_system_tools_settings_and_model() -> None:
-    encoder = _BodyEncoder()
-    other_tools = (*TOOLS, ToolDefinition(name="Grep", description="Search.",
-                                          input_schema={"type": "object"}))
-    messages = (Message.user("fix it"),)
-    variants = [
-        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS),
-        LLMRequest(model=MODEL, system="", messages=messages, tools=TOOLS),
-        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=other_tools),
-        LLMRequest(model=MODEL, system="You are aimon.", messages=messages, tools=TOOLS,
-                   settings=ModelSettings(max_tokens=77, temperature=0.3)),
-        LLMRequest(model="gpt-5.4-mini", system="You are aimon.", messages=messages,
-                   tools=TOOLS),
-    ]
-    for request in [*variants, *reversed(variants), variants[0], variants[0]]:
-        assert json.loads(encoder.encode(request, model_info(MODEL, "openai"))) \
-            == expected(request)
-
-
-def test_bodies_stay_exact_across_forks_compactions_and_retries() -> None:
-    import random
-
-    rng = random.Random(7)
-    encoder = _BodyEncoder()
-    branches: list[tuple[Message, ...]] = [(Message.user("fix it"),)]
-    for step in range(120):
-        pick = rng.randrange(len(branches))
-        messages = branches[pick]
-        roll = rng.random()
-        if roll < 0.55:  # the conversation goes on
-            messages = (*messages, *turn(step))
-        elif roll < 0.7 and len(messages) > 2:  # a fork from an earlier point
-            messages = messages[:rng.randrange(1, len(messages))]
-            branches.append(messages)
-        elif roll < 0.8 and len(messages) > 3:  # compacted: the start is replaced
-            messages = (Message.user(f"summary {step}"), *messages[len(messages) // 2:])
-        elif roll < 0.9:  # equal messages, other objects (a reload)
-            messages = tuple(Message(role=m.role, content=m.content) for m in messages)
-        branches[pick] = messages
-        request = LLMRequest(model=MODEL, system="s", messages=messages, tools=TOOLS)
-        body = encoder.encode(request, model_info(MODEL, "openai"))
-        assert json.loads(body) == expected(request), step
