@@ -449,7 +449,7 @@ class OrcaExecutor:
             return ToolResult.error(message + await hooks.permission_denied(use, message))
         started = run.request.on_tool_started(use, not (tool.read_only or verdict.read_only))
         if started is not None:
-            await started  # recorded (durably) before the tool runs
+            await started  # recorded before the tool runs (durably, if it may change something)
         # Checked above; a hook's updated input is checked by execute_tool.
         result = await execute_tool(tool, tool_input, ctx, checked=tool_input is use.input)
         return await hooks.post_tool(use, tool_input, result)
