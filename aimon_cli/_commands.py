@@ -75,11 +75,11 @@ def root(args: RootArgs) -> int:
                 project_root=Path.cwd().resolve(), env=os.environ)) is not None:
             raise CommandExitError(1, problem)
     early = _paint_first_prompt(args)
-    from aimon_cli import _children, _startup
+    try:  # from here a Ctrl-C must give the terminal back: the finally below does
+        from aimon_cli import _children, _startup
 
-    _startup.begin()  # until the first session is open (or aimon leaves): see _startup
-    _children.use_pidfd()
-    try:
+        _startup.begin()  # until the first session is open (or aimon leaves): see _startup
+        _children.use_pidfd()
         return _root(args, early)
     finally:
         if early is not None:  # aimon leaves before the REPL took over (an error, Ctrl-C)
