@@ -48,6 +48,9 @@ class AgentRuntimeRegistry:
         self._on_notice = on_notice
         self._built: dict[str | None, asyncio.Task[AgentAssembly]] = {}
         self._declined: set[str] = set()  # config hashes the person chose not to trust
+        # The settings files' stamps taken just before the first runtime read them: `watch`
+        # starts from these, so an edit made before it watched is named when caught up.
+        self._stamps: dict[str, tuple[Path, tuple[int, int] | None]] | None = None
 
     async def get(self, agent: str | None = None) -> AgentAssembly:
         """Return the runtime of `agent` (None: the flags' agent or the default one)."""
@@ -72,8 +75,11 @@ class AgentRuntimeRegistry:
 
     async def _build(self, flags: RuntimeFlags) -> AgentAssembly:
         root = self.project_root
+        stamps = await asyncio.to_thread(_settings_stamps, root)
         settings = await asyncio.to_thread(load_runtime_settings, root, flags,
                                            trust_all=self._parts.trust_all)
+        if self._stamps is None:
+            self._stamps = stamps
         settings = await self.settle_trust(settings)
         assembly = await asyncio.to_thread(build_runtime, root, flags=flags, settings=settings,
                                            parts=self._parts)
@@ -126,7 +132,10 @@ class AgentRuntimeRegistry:
         root = self.project_root
         changes: asyncio.Queue[LoadedSettings | SettingsError] = asyncio.Queue()
         stop, ready = asyncio.Event(), asyncio.Event()
-        stamps = await asyncio.to_thread(_settings_stamps, root)
+        # Stamps older than what the runtimes read can only name too much, never too little:
+        # a change caught up below is then named by its file, not guessed.
+        stamps = (self._stamps if self._stamps is not None
+                  else await asyncio.to_thread(_settings_stamps, root))
         watcher = asyncio.get_running_loop().create_task(watch_settings(
             root, changes.put_nowait, trust_store=TrustStore(),
             flags=self.flags.settings_layer(), stop_event=stop, ready=ready))
