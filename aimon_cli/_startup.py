@@ -20,7 +20,10 @@ From `begin` (before the heavy imports) to `finish` (once the first session is o
   file is rewritten (atomically, not fsynced: it can be made again) only when this start
   compiled something new.
 
-Only the command does this: `aimon_core` used as a library leaves the interpreter alone.
+The cache is written even under `PYTHONDONTWRITEBYTECODE`: that setting keeps `__pycache__`
+folders out of source trees, and this is aimon's own cache folder (point `AIMON_CACHE_DIR` at an
+unwritable place to have none). Only the command does this: `aimon_core` used as a library
+leaves the interpreter alone.
 """
 
 from __future__ import annotations
