@@ -5,8 +5,9 @@ Run:  .venv/bin/python bench/bench_grep.py [--runs N] [--tree PATH]
 Each pair runs one Grep call (the tool, as the executor calls it: schema check, path checks,
 rg through the shell seam's `exec`, output formatting) and one `rg` process with the arguments
 the tool gives it (spawned directly, output read to the end), alternately, in one warm
-process. Prints the median of each and the median of the per-pair ratios, for three output
-modes, and the load average after the runs.
+process, with the child watcher the `aimon` command installs (both spawns use it). Prints the
+median of each and the median of the per-pair ratios, for three output modes, and the load
+average after the runs.
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent)
     args = parser.parse_args()
     tree = args.tree.resolve()
+    try:  # as the `aimon` command does (on Python 3.11: a pidfd per child, no waiter thread)
+        from aimon_cli._children import use_pidfd
+    except ImportError:  # a tree from before it
+        pass
+    else:
+        use_pidfd()
     print(f"tree: {tree}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| case | Grep tool (median) | raw rg (median) | ratio (median of pairs) |")
     print("|---|---|---|---|")
