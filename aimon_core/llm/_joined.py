@@ -11,8 +11,12 @@ each later one 4.5-5.2 -> 3.2-3.7 ms (what is left is copying the 2.5 MB body).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
-from aimon_core.llm._messages import Message
+from aimon_core.llm._messages import LLMRequest, Message
+from aimon_core.llm._models import ModelInfo
+
+_T = TypeVar("_T")
 
 # How many conversations' prefixes are kept: a client serves a session and its forks.
 _KEPT = 2
@@ -43,3 +47,23 @@ class JoinedMessages:
         others = [entry for entry in self._kept if entry[0] is not messages]
         self._kept = [(messages, whole), *others][:_KEPT]
         return whole
+
+
+class KeptHead(Generic[_T]):
+    """The encoded head of the last request (its parameters but the messages), kept while it
+    is unchanged: the tools' schemas and the system prompt are the same in every call of a
+    turn (~0.15 ms to encode)."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: tuple[LLMRequest, ModelInfo, _T] | None = None
+
+    def encode(self, bare: LLMRequest, info: ModelInfo,
+               encode_head: Callable[[LLMRequest, ModelInfo], _T]) -> _T:
+        """Return `encode_head(bare, info)`, computed again only when `bare` or `info` differ
+        from the last call's."""
+        kept = self._kept
+        if kept is None or kept[0] != bare or kept[1] != info:
+            kept = self._kept = (bare, info, encode_head(bare, info))
+        return kept[2]
