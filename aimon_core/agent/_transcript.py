@@ -56,8 +56,7 @@ class TranscriptRepair:
         self._seen, self._started = tuple(repaired), frozenset()
         self._repaired = list(self._seen)
         last = self._seen[-1] if self._seen else None
-        self._pending = {} if last is None or last.role != "assistant" else {
-            b.id: None for b in last.content if isinstance(b, ToolUseBlock)}
+        self._pending = _calls(last) if last is not None and last.role == "assistant" else {}
 
     def __call__(
         self, messages: Sequence[Message], started: Collection[str] = ()
@@ -89,9 +88,14 @@ def _walk(messages: Sequence[Message], repaired: list[Message], pending: dict[st
             repaired.append(_synthetic(pending, started))
             pending = {}
         if message.role == "assistant":
-            pending = {b.id: None for b in message.content if isinstance(b, ToolUseBlock)}
+            pending = _calls(message)
         repaired.append(message)
     return pending
+
+
+def _calls(message: Message) -> dict[str, None]:
+    """Return the ids of the tool calls `message` makes, in order (the answers it awaits)."""
+    return {b.id: None for b in message.content if isinstance(b, ToolUseBlock)}
 
 
 def _missing(tool_use_id: str, started: Collection[str]) -> ToolResultBlock:
