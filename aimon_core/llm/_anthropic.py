@@ -15,7 +15,7 @@ from aimon_core.llm._errors import (
     LLMResponseError,
     LLMStreamError,
 )
-from aimon_core.llm._joined import JoinedMessages, KeptHead
+from aimon_core.llm._joined import JoinedMessages, KeptHead, body_with_messages
 from aimon_core.llm._messages import (
     ContentBlock,
     DocumentBlock,
@@ -316,8 +316,7 @@ class _BodyEncoder:
             if index in marks:
                 _mark_last_block(param)
             parts.append(_json(param))
-        body = ",".join(part for part in parts if part)
-        return f'{head[:-1]},"messages":[{body}]}}'.encode()
+        return body_with_messages(head, parts)
 
 
 def _head_json(bare: LLMRequest, info: ModelInfo) -> str:
@@ -330,8 +329,25 @@ def _head_json(bare: LLMRequest, info: ModelInfo) -> str:
 
 
 def _plain_messages(messages: Sequence[Message]) -> str:
-    """Return the comma-joined JSON of `messages` with no cache breakpoint, in one call."""
-    return _json([_message_param(m) for m in messages])[1:-1]
+    """Return the comma-joined JSON of `messages` with no cache breakpoint.
+
+    A message read from a session in the plain form is sent as it was stored
+    (`Message.plain_json`: that form is this API's); the others are encoded, each run of them
+    in one call.
+    """
+    parts: list[str] = []
+    run: list[dict[str, Any]] = []
+    for message in messages:
+        if message.plain_json is None:
+            run.append(_message_param(message))
+            continue
+        if run:
+            parts.append(_json(run)[1:-1])
+            run = []
+        parts.append(message.plain_json)
+    if run:
+        parts.append(_json(run)[1:-1])
+    return ",".join(parts)
 
 
 def _mark_last_block(message: dict[str, Any]) -> None:

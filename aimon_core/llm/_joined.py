@@ -10,7 +10,7 @@ each later one 4.5-5.2 -> 3.2-3.7 ms (what is left is copying the 2.5 MB body).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar
 
 from aimon_core.llm._messages import LLMRequest, Message
@@ -47,6 +47,24 @@ class JoinedMessages:
         others = [entry for entry in self._kept if entry[0] is not messages]
         self._kept = [(messages, whole), *others][:_KEPT]
         return whole
+
+
+def body_with_messages(head: str, parts: Iterable[str]) -> bytes:
+    """Return the JSON object `head` with a `"messages"` array of `parts` (each the JSON of
+    one or more messages, comma-joined; empty ones skipped), as UTF-8.
+
+    Each part is encoded on its own: one `str` holding the 2.5 MB history and a system prompt
+    with a single non-ASCII character would be copied wide, then encoded back (~2.7 against
+    ~0.4 ms).
+    """
+    pieces = [head[:-1].encode(), b',"messages":[']
+    for part in parts:
+        if part:
+            pieces += (part.encode(), b",")
+    if pieces[-1] == b",":
+        pieces.pop()
+    pieces.append(b"]}")
+    return b"".join(pieces)
 
 
 class KeptHead(Generic[_T]):

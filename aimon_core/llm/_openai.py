@@ -20,7 +20,7 @@ from aimon_core.llm._errors import (
     LLMResponseError,
     LLMStreamError,
 )
-from aimon_core.llm._joined import JoinedMessages, KeptHead
+from aimon_core.llm._joined import JoinedMessages, KeptHead, body_with_messages
 from aimon_core.llm._messages import (
     DocumentBlock,
     ImageBlock,
@@ -197,8 +197,7 @@ class _BodyEncoder:
         """Return the request body for `request`."""
         head, system = self._head.encode(replace(request, messages=()), info, _head_json)
         history = self._history.encode(request.messages, _joined_messages)
-        body = ",".join(part for part in (system, history) if part)
-        return f'{head[:-1]},"messages":[{body}]}}'.encode()
+        return body_with_messages(head, (system, history))
 
 
 def _head_json(bare: LLMRequest, info: ModelInfo) -> tuple[str, str]:

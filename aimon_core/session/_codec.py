@@ -153,6 +153,64 @@ def _loads(text: str | bytes) -> Any:
     return json.loads(text)
 
 
+_MESSAGE_HEAD = '{"type":"message","at":"'
+_MESSAGE_KEY = '","message":'
+
+
+def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None:
+    """Decode a message line in the form aimon writes it; None for any other line.
+
+    The form: `{"type":"message","at":"<time>","message":<message>}`, no whitespace. Only the
+    message is parsed (the line's head is read by hand), so where the message's JSON lies in
+    the line is known: a plain message keeps it as `plain_json`. None (any other line, or a
+    message line written otherwise or malformed) leaves the line to `line_from_json`, which
+    decides it and words the error; a generated table holds the two to the same answers.
+    """
+    if type(text) is not str or not text.startswith(_MESSAGE_HEAD):
+        return None
+    quote = text.find('"', len(_MESSAGE_HEAD))  # the time's end (no ISO time escapes a quote)
+    if quote < 0 or not text.startswith(_MESSAGE_KEY, quote):
+        return None
+    start = quote + len(_MESSAGE_KEY)
+    try:
+        obj, end = _DECODER.raw_decode(text, start)
+        at = datetime.fromisoformat(text[len(_MESSAGE_HEAD):quote])
+    except (ValueError, RecursionError):
+        return None
+    if end != len(text) - 1 or text[end] != "}" or at.tzinfo is None:
+        return None
+    try:
+        message = message_from_json(obj)
+    except SessionCodecError:
+        return None
+    if len(obj) == 2 and _is_plain(obj["content"]):
+        object.__setattr__(message, "plain_json", text[start:end])
+    return at, message
+
+
+def _is_plain(content: list[Any]) -> bool:
+    """Whether the blocks of a message decoded without error were stored in the plain form
+    (`Message.plain_json`): text (non-empty), tool_use and tool_result (of non-empty texts)
+    blocks only, with no key but those each needs (`is_error` only when true)."""
+    if not content:
+        return False
+    for block in content:
+        kind, size = block["type"], len(block)
+        if kind == "text":
+            if size != 2 or not block["text"]:
+                return False
+        elif kind == "tool_use":
+            if size != 4:  # an input error, or a key another aimon added
+                return False
+        elif kind == "tool_result":
+            if size != (4 if block.get("is_error") is True else 3) or not _is_plain(
+                    block["content"]):
+                return False
+        else:
+            return False
+    return True
+
+
 def line_from_json(text: str | bytes) -> TranscriptLine:
     """Decode one line; raise SessionCodecError if it is not a valid line."""
     try:
@@ -240,20 +298,26 @@ def block_to_json(block: ContentBlock) -> JSONObject:
                 "title": block.title,
             }
         case ToolUseBlock():
-            return {
+            # A key at its default is left out (readers default it): what stays is the plain
+            # form `Message.plain_json` keeps.
+            call: JSONObject = {
                 "type": "tool_use",
                 "id": block.id,
                 "name": block.name,
                 "input": dict(block.input),
-                "input_error": block.input_error,
             }
+            if block.input_error is not None:
+                call["input_error"] = block.input_error
+            return call
         case ToolResultBlock():
-            return {
+            result: JSONObject = {
                 "type": "tool_result",
                 "tool_use_id": block.tool_use_id,
                 "content": [block_to_json(b) for b in block.content],
-                "is_error": block.is_error,
             }
+            if block.is_error:
+                result["is_error"] = True
+            return result
         case ThinkingBlock():
             return {
                 "type": "thinking",

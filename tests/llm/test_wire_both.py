@@ -7,6 +7,7 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -102,7 +103,21 @@ def test_the_head_follows_every_change_of_system_tools_settings_and_model(wire: 
         assert json.loads(encoder.encode(request, wire.info)) == wire.expected(request)
 
 
+def _reloaded(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """`messages` as the session store reads them back from their lines."""
+    from aimon_core.session._codec import MessageLine, line_to_json, message_line_from_json
+
+    at = datetime(2026, 11, 30, tzinfo=UTC)
+    out = []
+    for message in messages:
+        read = message_line_from_json(line_to_json(MessageLine(at=at, message=message)))
+        assert read is not None and read[1] == message
+        out.append(read[1])
+    return tuple(out)
+
+
 def test_bodies_stay_exact_across_forks_compactions_and_reloads(wire: Wire) -> None:
+    plain = 0
     rng = random.Random(7)
     encoder = wire.encoder()
     branches: list[tuple[Message, ...]] = [(Message.user("fix it"),)]
@@ -117,8 +132,12 @@ def test_bodies_stay_exact_across_forks_compactions_and_reloads(wire: Wire) -> N
             branches.append(messages)
         elif roll < 0.8 and len(messages) > 3:  # compacted: the start is replaced
             messages = (Message.user(f"summary {step}"), *messages[len(messages) // 2:])
-        elif roll < 0.9:  # equal messages, other objects (a reload)
+        elif roll < 0.85:  # equal messages, other objects (a reload)
             messages = tuple(Message(role=m.role, content=m.content) for m in messages)
+        elif roll < 0.9:  # read back from a session file: plain ones carry their stored JSON
+            messages = _reloaded(messages)
+            plain += sum(m.plain_json is not None for m in messages)
         branches[pick] = messages
         request = LLMRequest(model=wire.model, system="s", messages=messages, tools=wire.tools)
         assert json.loads(encoder.encode(request, wire.info)) == wire.expected(request), step
+    assert plain > 10  # the stored JSON was sent (Anthropic) or ignored (OpenAI) many times

@@ -72,6 +72,11 @@ def file_store(tmp_path: Path, clock: FakeClock) -> FileSessionRecordStore:
 @pytest.fixture
 def conversation() -> tuple[Message, ...]:
     """Messages holding every kind of content block."""
+    return every_block_conversation()
+
+
+def every_block_conversation() -> tuple[Message, ...]:
+    """Messages holding every kind of content block."""
     return (
         Message.user("Fix the failing test in parser.py please"),
         Message(

@@ -265,3 +265,91 @@ def test_messages_decode_the_same_on_the_plain_path_as_field_by_field() -> None:
             for obj in ({"role": role, "content": content}, {"role": role}, {"content": content},
                         [role, content]):
                 assert _outcome(message_from_json, obj) == _outcome(checked, obj), obj
+
+
+def _message_line_table(conversation: tuple[Message, ...]) -> list[str]:
+    """Message lines as aimon writes them, and each changed in one way a hand or another
+    writer might: the time, the framing, the keys, the blocks (old defaults, extras)."""
+    messages: list[object] = [message_to_json(m) for m in conversation]
+    messages += [{"role": "user", "content": [block]} for block in _block_table()]
+    messages += [{"role": "user", "content": []}, {"role": "user", "content": [], "x": 1},
+                 {"role": "user", "content": [{"type": "text", "text": "x"}], "x": 1},
+                 {"content": [{"type": "text", "text": "x"}], "role": "assistant"},
+                 {"role": "user", "content": [{"type": "text", "text": ""}]}, None, [], "x"]
+    stamps = ["2026-11-30T14:05:00+00:00", "2026-11-30T14:05:00Z", "2026-11-30T14:05:00",
+              "2026-11-30T16:05:00.123456+02:00", "yesterday", "", '2026\\"x', "2026\\u0041",
+              "2026-11-30T14:05:00+00:00\x01"]
+    table: list[str] = []
+    for message in messages:
+        body = json.dumps(message, ensure_ascii=True, separators=(",", ":"))
+        for stamp in stamps:
+            head = f'{{"type":"message","at":"{stamp}","message":'
+            table += [head + body + "}", head + body + "} ", head + body + "}}",
+                      head.replace('"message":', '"massage":') + body + "}",
+                      head + " " + body + "}", head + body + ',"x":1}',
+                      head + body + ',"message":' + body + "}", head + body]
+        table += [f'{{"at":"{stamps[0]}","type":"message","message":{body}}}',
+                  f'{{"type": "message", "at": "{stamps[0]}", "message": {body}}}']
+    return table
+
+
+def test_message_lines_decode_the_same_on_their_own_path(
+        conversation: tuple[Message, ...]) -> None:
+    from aimon_core.session._codec import message_line_from_json
+
+    table = _message_line_table(conversation)
+    assert len(table) > 20_000
+    fast = plain = 0
+    for text in table:
+        read = message_line_from_json(text)
+        if read is None:
+            continue  # line_from_json decides it
+        fast += 1
+        assert line_from_json(text) == MessageLine(at=read[0], message=read[1]), text
+        if read[1].plain_json is not None:
+            plain += 1
+            # The plain form: exactly what aimon writes today, read back to the same message.
+            stored = json.loads(read[1].plain_json)
+            assert stored == message_to_json(read[1]), text
+            assert message_from_json(stored) == read[1]
+    assert fast > 200 and plain > 40
+
+
+def test_defaults_are_not_written_and_older_lines_still_read() -> None:
+    from aimon_core.llm import TextBlock, ToolResultBlock, ToolUseBlock
+    from aimon_core.session._codec import message_line_from_json
+
+    call = Message(role="assistant", content=(ToolUseBlock(id="t1", name="Read", input={}),))
+    result = Message(role="user", content=(
+        ToolResultBlock(tool_use_id="t1", content=(TextBlock(text="x"),)),))
+    assert message_to_json(call)["content"][0] == {
+        "type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+    assert "is_error" not in message_to_json(result)["content"][0]
+    # Lines an aimon before this one wrote, the defaults spelled out: the same messages,
+    # not in the plain form (their JSON is not the Messages API's).
+    at = '{"type":"message","at":"2026-11-30T14:05:00+00:00","message":'
+    older = [
+        at + '{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read",'
+        '"input":{},"input_error":null}]}}',
+        at + '{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1",'
+        '"content":[{"type":"text","text":"x"}],"is_error":false}]}}',
+    ]
+    for text, message in zip(older, (call, result), strict=True):
+        read = message_line_from_json(text)
+        assert read is not None and read[1] == message and read[1].plain_json is None
+
+
+def test_the_stored_json_is_a_cache_not_a_part_of_the_message() -> None:
+    import dataclasses
+
+    from aimon_core.session._codec import message_line_from_json
+
+    read = message_line_from_json('{"type":"message","at":"2026-11-30T14:05:00+00:00",'
+                                  '"message":{"role":"user","content":[{"type":"text",'
+                                  '"text":"hi"}]}}')
+    assert read is not None
+    message = read[1]
+    assert message.plain_json == '{"role":"user","content":[{"type":"text","text":"hi"}]}'
+    assert message == Message.user("hi") and hash(message) == hash(Message.user("hi"))
+    assert "plain_json" not in repr(message)
+    assert dataclasses.replace(message, content=()).plain_json is None
