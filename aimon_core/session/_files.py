@@ -219,7 +219,8 @@ def decode_session_file(session_id: SessionId, path: Path, data: bytes) -> Sessi
             at, message = read
             state.messages.append(message)
             _after(state, (message,))
-            updated_at = at if updated_at is None else max(updated_at, at)
+            if updated_at is None or at > updated_at:
+                updated_at = at
             continue
         if not raw or raw.isspace():
             continue
