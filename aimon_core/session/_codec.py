@@ -155,6 +155,12 @@ def _loads(text: str | bytes) -> Any:
 
 _MESSAGE_HEAD = '{"type":"message","at":"'
 _MESSAGE_KEY = '","message":'
+_HEAD_END = len(_MESSAGE_HEAD)
+_KEY_LENGTH = len(_MESSAGE_KEY)
+# The decoder's own scanner: `raw_decode` is a Python frame around it (10,000 calls a load).
+# It raises StopIteration where nothing can be decoded at the offset.
+_scan = _DECODER.scan_once
+_set = object.__setattr__
 
 
 def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None:
@@ -168,14 +174,14 @@ def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None
     """
     if type(text) is not str or not text.startswith(_MESSAGE_HEAD):
         return None
-    quote = text.find('"', len(_MESSAGE_HEAD))  # the time's end (no ISO time escapes a quote)
+    quote = text.find('"', _HEAD_END)  # the time's end (no ISO time escapes a quote)
     if quote < 0 or not text.startswith(_MESSAGE_KEY, quote):
         return None
-    start = quote + len(_MESSAGE_KEY)
+    start = quote + _KEY_LENGTH
     try:
-        obj, end = _DECODER.raw_decode(text, start)
-        at = datetime.fromisoformat(text[len(_MESSAGE_HEAD):quote])
-    except (ValueError, RecursionError):
+        obj, end = _scan(text, start)
+        at = datetime.fromisoformat(text[_HEAD_END:quote])
+    except (StopIteration, ValueError, RecursionError):
         return None
     if end != len(text) - 1 or text[end] != "}" or at.tzinfo is None:
         return None
@@ -184,7 +190,7 @@ def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None
     except SessionCodecError:
         return None
     if len(obj) == 2 and _is_plain(obj["content"]):
-        object.__setattr__(message, "plain_json", text[start:end])
+        _set(message, "plain_json", text[start:end])
     return at, message
 
 
