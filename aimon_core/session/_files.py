@@ -53,12 +53,15 @@ def read_session_bytes(session_id: SessionId, path: Path, *, first_line: bool = 
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise SessionCorruptError(session_id, str(path), not_regular(mode))
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SessionCorruptError(session_id, str(path), not_regular(info.st_mode))
         os.set_blocking(fd, True)
         chunks = []
-        while chunk := os.read(fd, _CHUNK if first_line else 1 << 20):
+        # The whole file in one read where it can (one chunk is joined without a copy); a
+        # file that grew since the stat is read on.
+        size = _CHUNK if first_line else max(info.st_size + 1, _CHUNK)
+        while chunk := os.read(fd, size):
             chunks.append(chunk)
             if first_line and b"\n" in chunk:
                 break
