@@ -107,14 +107,28 @@ class ClaudeTranscript:
             usage = self._usage[1]
         line = self.line(message, usage)
         try:
-            private_dir(self.path.parent)  # beside the session: as private as it
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as file:
-                file.write(json.dumps(line, ensure_ascii=False) + "\n")
-        except OSError as exc:
+            data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
+            fd = self._open()
+            try:
+                view = memoryview(data)
+                while view:  # one write, but a regular file may take fewer bytes
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a lone surrogate in a text
             log.warning("cannot write the Claude Code transcript %s: %s", self.path, exc)
             return
         self._parent = line["uuid"]
+
+    def _open(self) -> int:
+        """Open the file to append; its folder is made (as private as the session's) only
+        when it is missing: this runs on the session's writer thread, once a message."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        try:
+            return os.open(self.path, flags, 0o600)
+        except FileNotFoundError:
+            private_dir(self.path.parent)
+            return os.open(self.path, flags, 0o600)
 
     def backfill(self, messages: tuple[Message, ...]) -> None:
         """Continue a resumed session's file (its last uuid is the next parent), or write its
