@@ -4,6 +4,9 @@ Run:
   .venv/bin/python bench/bench_fix4.py serve                 # a loopback model server; prints
                                                              # its env, runs until Ctrl-C
   .venv/bin/python bench/bare_loop.py P                      # the bare-SDK loop (env from serve)
+  .venv/bin/python bench/bench_fix4.py resume [--runs N] [--before TREE] [--parts]
+                                                             # a 10,000-message resume: CPU over
+                                                             # a 10-message one, or its parts
   .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N] [--tools Glob,Read,Bash]
                                              [--before TREE] [--after TREE] [--bare]
                                                              # per-iteration and first-iteration
@@ -250,6 +253,38 @@ def json_floor(session_file: Path, body: bytes, runs: int) -> float:
     return statistics.median(times)
 
 
+PARTS = str(Path(__file__).with_name("resume_parts.py"))
+
+
+def resume_parts(runs: int, before: str | None) -> None:
+    """The parts of one `aimon -p -r` of a 10,000-message session, timed inside it (CPU)."""
+    variants: list[tuple[str, dict[str, str]]] = [("after", {})]
+    variants += [("before", {"PYTHONPATH": before})] if before else []
+    times: dict[str, dict[str, list[float]]] = {name: {} for name, _ in variants}
+    with tempfile.TemporaryDirectory() as base:
+        project = make_project(Path(base))
+        with LoopbackModelServer(lambda request: Reply(text="ok")) as server:
+            env = {**provider_env("anthropic", server), "AIMON_HOME": str(Path(base, "home"))}
+            session_id = make_resumable(env, project, 10_000)
+            args = [sys.executable, PARTS, "--model", MODELS["anthropic"], "-p", "go on", "-r",
+                    session_id]
+            for _ in range(runs):
+                for name, env_extra in variants:
+                    done = subprocess.run(args, env={**env, **env_extra}, cwd=project,
+                                          capture_output=True, text=True, check=True)
+                    line = next(x for x in done.stderr.splitlines()
+                                if x.startswith("resume-parts "))
+                    for part, ms in json.loads(line.removeprefix("resume-parts ")).items():
+                        times[name].setdefault(part, []).append(ms)
+    names = [name for name, _ in variants]
+    print(f"| part (10,000 messages, CPU, median of {runs}) | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for part in ("load", "turn_history", "estimate", "encode"):
+        cells = [f"{statistics.median(times[n][part]):.1f} ms" if part in times[n] else "—"
+                 for n in names]
+        print(f"| {part} | " + " | ".join(cells) + " |")
+
+
 def resume(runs: int, before: str | None) -> None:
     """CPU of `aimon -p -r` on a 10,000-message session over a 10-message one, in pairs."""
     variants: list[tuple[str, dict[str, str]]] = [("after", {})]
@@ -306,10 +341,14 @@ def main() -> None:
     resume_parser = sub.add_parser("resume")
     resume_parser.add_argument("--runs", type=int, default=5)
     resume_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
+    resume_parser.add_argument("--parts", action="store_true",
+                               help="time the parts inside the process instead (resume_parts.py)")
     args = parser.parse_args()
     match args.what:
         case "serve":
             serve()
+        case "resume" if args.parts:
+            resume_parts(args.runs, args.before)
         case "resume":
             resume(args.runs, args.before)
         case _:
