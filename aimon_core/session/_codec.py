@@ -273,9 +273,10 @@ def message_to_json(message: Message) -> JSONObject:
 
 def message_from_json(obj: object) -> Message:
     """Decode a message; raise SessionCodecError if it is malformed."""
-    if type(obj) is dict and type(obj.get("content")) is list and (
-            obj.get("role") == "user" or obj.get("role") == "assistant"):
-        return Message(role=obj["role"], content=tuple(map(block_from_json, obj["content"])))
+    if type(obj) is dict:
+        role, content = obj.get("role"), obj.get("content")
+        if type(content) is list and (role == "user" or role == "assistant"):
+            return Message(role=role, content=tuple(map(block_from_json, content)))
     if not isinstance(obj, dict):
         raise SessionCodecError("a message must be a JSON object")
     role = _get(obj, "role", str)
