@@ -95,7 +95,7 @@ def _walk(messages: Sequence[Message], repaired: list[Message], pending: dict[st
 
 def _calls(message: Message) -> dict[str, None]:
     """Return the ids of the tool calls `message` makes, in order (the answers it awaits)."""
-    return {b.id: None for b in message.content if isinstance(b, ToolUseBlock)}
+    return {b.id: None for b in message.content if type(b) is ToolUseBlock}
 
 
 def _missing(tool_use_id: str, started: Collection[str]) -> ToolResultBlock:
@@ -133,9 +133,12 @@ def _well_formed(content: Sequence[ContentBlock], pending: dict[str, None]) -> b
     if len(content) < count:
         return False
     for block, tool_use_id in zip(content, pending, strict=False):
-        if not isinstance(block, ToolResultBlock) or block.tool_use_id != tool_use_id:
+        if type(block) is not ToolResultBlock or block.tool_use_id != tool_use_id:
             return False
-    return not any(isinstance(block, ToolResultBlock) for block in content[count:])
+    for block in content[count:]:  # a loop, not any() of a generator: a walk's hot spot
+        if type(block) is ToolResultBlock:
+            return False
+    return True
 
 
 def _synthetic(pending: dict[str, None], started: Collection[str]) -> Message:
