@@ -157,7 +157,7 @@ _MESSAGE_HEAD = '{"type":"message","at":"'
 _MESSAGE_KEY = '","message":'
 _HEAD_END = len(_MESSAGE_HEAD)
 _KEY_LENGTH = len(_MESSAGE_KEY)
-_set = object.__setattr__
+_set = object.__setattr__  # a message is frozen; its `plain_json` cache is set after it is built
 
 
 def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None:
