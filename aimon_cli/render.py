@@ -544,12 +544,7 @@ class Renderer:
 
     def replay(self, messages: Sequence[Message], *, limit: int = REPLAY_MESSAGES) -> None:
         """Print the last user prompts and answers of a resumed session, shortened."""
-        spoken = [m for m in messages if m.text.strip()]
-        start = max(len(spoken) - limit, 0)
-        while start > 0 and spoken[start].role != "user" and len(spoken) - start < 2 * limit:
-            # an answer is shown with the prompt it answers
-            start -= 1
-        shown = spoken[start:]
+        shown = replayed(messages, limit)
         self.console.print(Text(
             f"── Resumed session {self.session_id} · {len(messages)} "
             f"message{'s' * (len(messages) != 1)} ──", style="dim"))
@@ -564,6 +559,25 @@ class Renderer:
                 self._markdown(text)
         self.console.print(Text("──", style="dim"))
         self._blocks = 0
+
+
+def replayed(messages: Sequence[Message], limit: int) -> list[Message]:
+    """Return the messages a resume shows: the last `limit` with text, reaching back (to at
+    most twice that) so that an answer comes with the prompt it answers.
+
+    Only the end of the history is looked at: a 10,000-message session is not walked.
+    """
+    spoken: list[Message] = []
+    for message in reversed(messages):
+        if len(spoken) == 2 * limit:
+            break
+        if message.text.strip():
+            spoken.append(message)
+    spoken.reverse()
+    start = max(len(spoken) - limit, 0)
+    while start > 0 and spoken[start].role != "user":  # an answer comes with its prompt
+        start -= 1
+    return spoken[start:]
 
 
 def _blank(line: list[Segment]) -> bool:

@@ -257,3 +257,26 @@ def test_replay_shows_the_last_prompts_and_answers() -> None:
                    "› second question\n"
                    "Second answer.\n"
                    "──\n")
+
+
+def test_replay_picks_what_a_walk_of_the_whole_history_picks() -> None:
+    import random
+
+    from aimon_cli.render import replayed
+
+    def reference(messages: list[Message], limit: int) -> list[Message]:
+        spoken = [m for m in messages if m.text.strip()]
+        start = max(len(spoken) - limit, 0)
+        while start > 0 and spoken[start].role != "user" and len(spoken) - start < 2 * limit:
+            start -= 1
+        return spoken[start:]
+
+    rng = random.Random(3)
+    kinds = [Message.user("q"), Message(role="assistant", content=(TextBlock(text="a"),)),
+             Message(role="assistant", content=(TextBlock(text=" "),)),
+             Message(role="user", content=(ToolResultBlock(
+                 tool_use_id="x", content=(TextBlock(text="out"),)),))]
+    for _ in range(3000):
+        messages = [rng.choice(kinds) for _ in range(rng.randrange(0, 30))]
+        limit = rng.randrange(1, 8)
+        assert replayed(messages, limit) == reference(messages, limit), (messages, limit)
