@@ -563,10 +563,7 @@ class Renderer:
 
 def replayed(messages: Sequence[Message], limit: int) -> list[Message]:
     """Return the messages a resume shows: the last `limit` with text, reaching back (to at
-    most twice that) so that an answer comes with the prompt it answers.
-
-    Only the end of the history is looked at: a 10,000-message session is not walked.
-    """
+    most twice that) so that an answer comes with its prompt. Only the end is looked at."""
     spoken: list[Message] = []
     for message in reversed(messages):
         if len(spoken) == 2 * limit:
