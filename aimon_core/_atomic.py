@@ -51,7 +51,7 @@ def write_atomic(
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             os.fchmod(fd, mode)  # exact bits, whatever the umask
             if durable:
                 os.fsync(fd)
@@ -164,7 +164,8 @@ def remove_stale_temps(
     return removed
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (one write, usually; a file may take fewer bytes)."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

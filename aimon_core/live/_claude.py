@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core import __version__
-from aimon_core._atomic import private_dir
+from aimon_core._atomic import private_dir, write_all
 from aimon_core.agent import AgentRuntime, AssistantMessageCompleted, Notice
 from aimon_core.hook import HookDispatcher, HookEvent, HookResult, feedback_reminder
 from aimon_core.llm import (
@@ -110,9 +110,7 @@ class ClaudeTranscript:
             data = (json.dumps(line, ensure_ascii=False) + "\n").encode()
             fd = self._open()
             try:
-                view = memoryview(data)
-                while view:  # one write, but a regular file may take fewer bytes
-                    view = view[os.write(fd, view):]
+                write_all(fd, data)
             finally:
                 os.close(fd)
         except (OSError, UnicodeError) as exc:  # UnicodeError: a lone surrogate in a text

@@ -10,7 +10,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aimon_core._atomic import write_atomic
+from aimon_core._atomic import write_all, write_atomic
 from aimon_core.llm import Message
 from aimon_core.session._codec import (
     FORMAT_VERSION,
@@ -105,7 +105,7 @@ class AppendFiles:
         fd, size = self._fd(path)
         size = _repair_tail(fd, path, size)  # a one-byte read when the tail is whole
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
         except BaseException:
             # Leave no half line behind (ENOSPC, EIO); reopening repairs it if this fails too.
             with contextlib.suppress(OSError):
@@ -184,13 +184,6 @@ def _repair_tail(fd: int, path: Path, size: int | None = None) -> int:
         end = start
     # Not even the header line is complete: appending after it would only hide the damage.
     raise SessionCorruptError(path.stem, str(path), "its header line is incomplete")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 @dataclass(slots=True)
