@@ -25,6 +25,7 @@ from aimon_core.llm import (
 )
 from aimon_core.session._errors import SessionCodecError
 from aimon_core.session._ids import SessionId, is_session_id
+from aimon_core.session._plain import plain_message
 from aimon_core.session._record import BudgetOverride, ModelChoice, SessionTotals
 
 FORMAT_VERSION = 1
@@ -157,7 +158,6 @@ _MESSAGE_HEAD = '{"type":"message","at":"'
 _MESSAGE_KEY = '","message":'
 _HEAD_END = len(_MESSAGE_HEAD)
 _KEY_LENGTH = len(_MESSAGE_KEY)
-_set = object.__setattr__  # a message is frozen; its `plain_json` cache is set after it is built
 
 
 def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None:
@@ -182,36 +182,13 @@ def message_line_from_json(text: str | bytes) -> tuple[datetime, Message] | None
         return None
     if end != len(text) - 1 or text[end] != "}" or at.tzinfo is None:
         return None
-    try:
-        message = message_from_json(obj)
-    except SessionCodecError:
-        return None
-    if len(obj) == 2 and _is_plain(obj["content"]):
-        _set(message, "plain_json", text[start:end])
+    message = plain_message(obj, text[start:end])
+    if message is None:  # not in the plain form: checked (and no plain JSON kept)
+        try:
+            message = message_from_json(obj)
+        except SessionCodecError:
+            return None
     return at, message
-
-
-def _is_plain(content: list[Any]) -> bool:
-    """Whether the blocks of a message decoded without error were stored in the plain form
-    (`Message.plain_json`): text (non-empty), tool_use and tool_result (of non-empty texts)
-    blocks only, with no key but those each needs (`is_error` only when true)."""
-    if not content:
-        return False
-    for block in content:
-        kind, size = block["type"], len(block)
-        if kind == "text":
-            if size != 2 or not block["text"]:
-                return False
-        elif kind == "tool_use":
-            if size != 4:  # an input error, or a key another aimon added
-                return False
-        elif kind == "tool_result":
-            if size != (4 if block.get("is_error") is True else 3) or not _is_plain(
-                    block["content"]):
-                return False
-        else:
-            return False
-    return True
 
 
 def line_from_json(text: str | bytes) -> TranscriptLine:

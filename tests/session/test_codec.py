@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -276,6 +277,14 @@ def _message_line_table(conversation: tuple[Message, ...]) -> list[str]:
                  {"role": "user", "content": [{"type": "text", "text": "x"}], "x": 1},
                  {"content": [{"type": "text", "text": "x"}], "role": "assistant"},
                  {"role": "user", "content": [{"type": "text", "text": ""}]}, None, [], "x"]
+    messages += [{"role": role, "content": [{"type": "text", "text": "x"}]}
+                 for role in ("system", "User", 1, None)]
+    for parts in ([{"type": "text", "text": "x"}], [{"type": "text", "text": "x", "extra": 1}],
+                  [{"type": "text", "text": ""}], [{"type": "thinking", "text": "x"}],
+                  [{"text": "x", "type": "text"}, {"type": "text", "text": "y"}], [{}], [1]):
+        for error in ({}, {"is_error": True}, {"is_error": False}, {"is_error": 1}):
+            result = {"type": "tool_result", "tool_use_id": "t1", "content": parts, **error}
+            messages.append({"role": "user", "content": [result]})
     stamps = ["2026-11-30T14:05:00+00:00", "2026-11-30T14:05:00Z", "2026-11-30T14:05:00",
               "2026-11-30T16:05:00.123456+02:00", "yesterday", "", '2026\\"x', "2026\\u0041",
               "2026-11-30T14:05:00+00:00\x01"]
@@ -312,7 +321,46 @@ def test_message_lines_decode_the_same_on_their_own_path(
             stored = json.loads(read[1].plain_json)
             assert stored == message_to_json(read[1]), text
             assert message_from_json(stored) == read[1]
+        else:  # and every message in that form keeps it
+            assert not _in_plain_form(text), text
     assert fast > 200 and plain > 40
+
+
+def _in_plain_form(line: str) -> bool:
+    """The plain form, said independently of the codec: the message JSON is what aimon
+    writes for it, and its blocks are non-empty texts, calls and results of non-empty texts."""
+    from aimon_core.llm import TextBlock, ToolResultBlock, ToolUseBlock
+
+    stored = json.loads(line)["message"]
+    message = message_from_json(stored)
+
+    def plain(block: object) -> bool:
+        match block:
+            case TextBlock(text=text):
+                return bool(text)
+            case ToolUseBlock(input_error=error):
+                return error is None
+            case ToolResultBlock(content=parts):
+                return bool(parts) and all(type(p) is TextBlock and p.text for p in parts)
+        return False
+
+    return (bool(message.content) and all(map(plain, message.content))
+            and stored == message_to_json(message))
+
+
+def test_the_plain_path_sets_every_field_of_what_it_builds() -> None:
+    """The plain path builds messages with their slot setters: a field it does not know of
+    (added to a message type) is refused when it is imported, not left unset."""
+    from aimon_core.session._plain import _setters
+
+    @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+    class Grown:
+        text: str
+        extra: int = 0
+
+    assert len(_setters(Grown, "text", "extra")) == 2
+    with pytest.raises(TypeError, match="extra"):
+        _setters(Grown, "text")
 
 
 def test_defaults_are_not_written_and_older_lines_still_read() -> None:
