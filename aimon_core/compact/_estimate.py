@@ -72,9 +72,15 @@ def block_tokens(block: ContentBlock) -> int:
 def _blocks_tokens(blocks: Iterable[ContentBlock]) -> int:
     total = 0
     for block in blocks:  # plain loops: faster than sum() of a generator
-        # Text, the most common block, inline: 10,000 messages in ~6 ms instead of ~9.
+        # The common blocks inline, by exact type (`block_tokens` says the same): 10,000
+        # messages in ~5 ms instead of ~9.
         if type(block) is TextBlock:
             total += BLOCK_OVERHEAD + (len(block.text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+        elif type(block) is ToolResultBlock:
+            total += BLOCK_OVERHEAD + _blocks_tokens(block.content)
+        elif type(block) is ToolUseBlock:
+            total += (BLOCK_OVERHEAD + (len(block.name) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+                      + text_tokens(_ARGUMENTS.encode(block.input)))
         else:
             total += block_tokens(block)
     return total

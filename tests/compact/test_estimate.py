@@ -114,3 +114,43 @@ def test_prompt_too_long_answers_are_recognised() -> None:
     assert not is_prompt_too_long(LLMRateLimitError("too many tokens per minute", status=429))
     assert reported_prompt_tokens(anthropic) == 208_113
     assert reported_prompt_tokens(openai) is None
+
+
+def test_a_message_counts_what_its_blocks_count_each_kind_alike() -> None:
+    """The walk counts the common blocks inline: held here to `block_tokens`, kind by kind,
+    and a tool call to its arguments' JSON (non-ASCII counted as characters)."""
+    import json
+
+    from aimon_core.compact._estimate import (
+        BLOCK_OVERHEAD,
+        MESSAGE_OVERHEAD,
+        block_tokens,
+        message_tokens,
+    )
+    from aimon_core.llm import (
+        DocumentBlock,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+    )
+
+    arguments = {"file_path": "/tmp/é.py", "lines": [1, 2.5, None, True], "x": {"y": "z"}}
+    call = ToolUseBlock(id="t1", name="Read", input=arguments)
+    assert block_tokens(call) == (BLOCK_OVERHEAD + text_tokens("Read")
+                                  + text_tokens(json.dumps(arguments, ensure_ascii=False)))
+    image = ImageBlock(media_type="image/png", data="AAAA")
+    blocks = [TextBlock(text="x" * n) for n in (0, 1, 4, 5, 399)] + [
+        call, ToolUseBlock(id="t2", name="", input={}),
+        ToolResultBlock(tool_use_id="t1", content=(TextBlock(text="abcde"), image)),
+        ToolResultBlock(tool_use_id="t1", content=(), is_error=True), image,
+        DocumentBlock(media_type="text/plain", data="QUJD" * 30),
+        DocumentBlock(media_type="application/pdf", data="JVBE" * 9_000),
+        ThinkingBlock(thinking="hmm" * 7, redacted_data="r" * 9)]
+    for count in range(1, len(blocks) + 1):
+        content = tuple(blocks[:count])
+        message = Message(role="assistant" if count % 2 else "user", content=content)
+        expected = MESSAGE_OVERHEAD + sum(map(block_tokens, content))
+        assert message_tokens(message) == expected
+    result = ToolResultBlock(tool_use_id="t1", content=(TextBlock(text="abcde"), image))
+    assert block_tokens(result) == BLOCK_OVERHEAD + (BLOCK_OVERHEAD + 2) + (BLOCK_OVERHEAD + 1_600)
