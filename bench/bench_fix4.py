@@ -5,6 +5,7 @@ Run:
                                                              # its env, runs until Ctrl-C
   .venv/bin/python bench/bare_loop.py P                      # the bare-SDK loop (env from serve)
   .venv/bin/python bench/bench_fix4.py resume [--runs N] [--before TREE] [--parts]
+                                             [--provider anthropic|openai]
                                                              # a 10,000-message resume: CPU over
                                                              # a 10-message one, or its parts
   .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N] [--tools Glob,Read,Bash]
@@ -278,7 +279,7 @@ def json_floor(session_file: Path, body: bytes, runs: int) -> tuple[float, float
 PARTS = str(Path(__file__).with_name("resume_parts.py"))
 
 
-def resume_parts(runs: int, before: str | None) -> None:
+def resume_parts(runs: int, before: str | None, provider: str = "anthropic") -> None:
     """The parts of one `aimon -p -r` of a 10,000-message session, timed inside it (CPU)."""
     variants: list[tuple[str, dict[str, str]]] = [("after", {})]
     variants += [("before", {"PYTHONPATH": before})] if before else []
@@ -286,10 +287,11 @@ def resume_parts(runs: int, before: str | None) -> None:
     with tempfile.TemporaryDirectory() as base:
         project = make_project(Path(base))
         with LoopbackModelServer(lambda request: Reply(text="ok")) as server:
-            env = {**provider_env("anthropic", server), "AIMON_HOME": str(Path(base, "home"))}
-            session_id = make_resumable(env, project, 10_000)
-            args = [sys.executable, PARTS, "--model", MODELS["anthropic"], "-p", "go on", "-r",
-                    session_id]
+            home = {"AIMON_HOME": str(Path(base, "home"))}
+            session_id = make_resumable({**provider_env("anthropic", server), **home}, project,
+                                        10_000)
+            env = {**provider_env(provider, server), **home}
+            args = [sys.executable, PARTS, *_resume_args(provider), session_id]
             for _ in range(runs):
                 for name, env_extra in variants:
                     done = subprocess.run(args, env={**env, **env_extra}, cwd=project,
@@ -307,15 +309,24 @@ def resume_parts(runs: int, before: str | None) -> None:
         print(f"| {part} | " + " | ".join(cells) + " |")
 
 
-def resume(runs: int, before: str | None) -> None:
-    """CPU of `aimon -p -r` on a 10,000-message session over a 10-message one, in pairs."""
+def _resume_args(provider: str) -> list[str]:
+    return ["--provider", provider, "--model", MODELS[provider], "-p", "go on", "-r"]
+
+
+def resume(runs: int, before: str | None, provider: str = "anthropic") -> None:
+    """CPU of `aimon -p -r` on a 10,000-message session over a 10-message one, in pairs.
+
+    The sessions are written through the Anthropic wire; `provider` resumes them.
+    """
     variants: list[tuple[str, dict[str, str]]] = [("after", {})]
     variants += [("before", {"PYTHONPATH": before})] if before else []
     with tempfile.TemporaryDirectory() as base:
         project = make_project(Path(base))
         with LoopbackModelServer(lambda request: Reply(text="ok")) as server:
-            env = {**provider_env("anthropic", server), "AIMON_HOME": str(Path(base, "home"))}
-            ids = {size: make_resumable(env, project, size) for size in (10, 10_000)}
+            home = {"AIMON_HOME": str(Path(base, "home"))}
+            ids = {size: make_resumable({**provider_env("anthropic", server), **home}, project,
+                                        size) for size in (10, 10_000)}
+            env = {**provider_env(provider, server), **home}
             extra: dict[str, list[float]] = {name: [] for name, _ in variants}
             cpus: dict[tuple[str, int], list[float]] = {}
             walls: dict[tuple[str, int], list[float]] = {}
@@ -323,8 +334,7 @@ def resume(runs: int, before: str | None) -> None:
                 for name, env_extra in variants:
                     cpu = {}
                     for size, session_id in ids.items():
-                        args = [AIMON, "--model", MODELS["anthropic"], "-p", "go on", "-r",
-                                session_id]
+                        args = [AIMON, *_resume_args(provider), session_id]
                         started = time.perf_counter()
                         cpu[size] = _cpu_of(args, {**env, **env_extra}, project)
                         walls.setdefault((name, size), []).append(time.perf_counter() - started)
@@ -372,14 +382,16 @@ def main() -> None:
     resume_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
     resume_parser.add_argument("--parts", action="store_true",
                                help="time the parts inside the process instead (resume_parts.py)")
+    resume_parser.add_argument("--provider", choices=list(MODELS), default="anthropic",
+                               help="the wire the sessions are resumed on")
     args = parser.parse_args()
     match args.what:
         case "serve":
             serve()
         case "resume" if args.parts:
-            resume_parts(args.runs, args.before)
+            resume_parts(args.runs, args.before, args.provider)
         case "resume":
-            resume(args.runs, args.before)
+            resume(args.runs, args.before, args.provider)
         case _:
             gaps(args.runs, args.calls, args.before, args.tools.split(","),
                  args.providers.split(","), args.after, args.bare)

@@ -4,7 +4,7 @@ Usage: python bench/resume_parts.py AIMON-ARGS...   (prints one JSON line on std
 
 Wraps, by name, what a resumed turn does with its whole history: loading the session file,
 `turn_history` (its repair walk), the compactor's token estimate and the first request
-body's encoding (Anthropic). Works on any tree that has those names (run it through
+body's encoding (either wire). Works on any tree that has those names (run it through
 PYTHONPATH for a "before" tree).
 """
 
@@ -51,6 +51,7 @@ def main() -> None:
     _wrap("aimon_core.session._file_store", "FileSessionRecordStore", "load", "load")
     _wrap("aimon_core.compact._estimate", "RunningEstimate", "messages", "estimate")
     _wrap("aimon_core.llm._anthropic", "_BodyEncoder", "encode", "encode")
+    _wrap("aimon_core.llm._openai", "_BodyEncoder", "encode", "encode")  # one wire a run
     history = importlib.import_module("aimon_core.live._history")
     live = importlib.import_module("aimon_core.live._live")
     live.turn_history = _timed("turn_history", history.turn_history)  # type: ignore[attr-defined]

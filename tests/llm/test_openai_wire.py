@@ -99,3 +99,66 @@ def test_a_body_that_goes_on_after_done_costs_only_its_connection(
         return loop.time() - started
 
     assert asyncio.run(scenario()) < 5  # given up at the bound, not hung
+
+
+def _message_table() -> list[Message]:
+    """Messages of every shape a history holds: each block kind alone, in pairs, in threes."""
+    from itertools import product
+
+    from aimon_core.llm import DocumentBlock, ThinkingBlock
+
+    image = ImageBlock(media_type="image/png", data=PIXEL)
+    results = [ToolResultBlock(tool_use_id="t1", content=parts, is_error=error)
+               for parts in ((TextBlock(text="out"),), (TextBlock(text=""),), (),
+                             (TextBlock(text="a"), TextBlock(text="b")), (image,),
+                             (TextBlock(text="seen"), image))
+               for error in (False, True)]
+    blocks = [TextBlock(text="hi ü"), TextBlock(text=""), image, *results,
+              ToolUseBlock(id="t2", name="Read", input={"p": "/é", "n": [1, None]}),
+              ToolUseBlock(id="t3", name="Bash", input={}, input_error="cut"),
+              ThinkingBlock(thinking="hm", signature="s"),
+              DocumentBlock(media_type="text/plain", data="aGk=", title="t"),
+              DocumentBlock(media_type="application/pdf", data="JVBE")]
+    contents: list[tuple[Any, ...]] = [()]
+    for size in (1, 2, 3):
+        contents += [tuple(c) for n, c in enumerate(product(blocks, repeat=size))
+                     if size < 3 or n % 3 == 0]
+    return [Message(role=role, content=c) for c in contents for role in ("user", "assistant")]
+
+
+def test_the_common_messages_translate_as_the_general_walk_does() -> None:
+    """The common user messages (one text, text results) are translated by exact type and an
+    assistant message in one pass: held to the general walk and to what the message says."""
+    from aimon_core.llm._openai import (
+        _assistant_param,
+        _common_user_params,
+        _tool_param,
+        _user_params,
+    )
+
+    table = _message_table()
+    assert len(table) > 6_000
+    common = 0
+    for message in table:
+        for result in (b for b in message.content if isinstance(b, ToolResultBlock)):
+            text = result.text or ("(the result is the image(s) in the next message)" if any(
+                isinstance(p, ImageBlock) for p in result.content) else "")
+            assert _tool_param(result) == {"role": "tool", "tool_call_id": result.tool_use_id,
+                                           "content": f"Error: {text}" if result.is_error
+                                           else text}
+        if message.role == "user":
+            fast = _common_user_params(message.content)
+            if fast is not None:
+                common += 1
+                assert fast == _user_params(message), message
+            continue
+        calls = [{"id": c.id, "type": "function",
+                  "function": {"name": c.name, "arguments": json.dumps(dict(c.input))}}
+                 for c in message.tool_uses]
+        want: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if calls:
+            want["tool_calls"] = calls
+        elif want["content"] is None:
+            want["content"] = ""
+        assert _assistant_param(message) == want, message
+    assert common > 200
