@@ -50,7 +50,7 @@ class AgentRuntimeRegistry:
         self._declined: set[str] = set()  # config hashes the person chose not to trust
         # The settings files' stamps taken just before the first runtime read them: `watch`
         # starts from these, so an edit made before it watched is named when caught up.
-        self._stamps: dict[str, tuple[Path, tuple[int, int] | None]] | None = None
+        self._stamps: Stamps | None = None
 
     async def get(self, agent: str | None = None) -> AgentAssembly:
         """Return the runtime of `agent` (None: the flags' agent or the default one)."""
@@ -134,8 +134,8 @@ class AgentRuntimeRegistry:
         stop, ready = asyncio.Event(), asyncio.Event()
         # Stamps older than what the runtimes read can only name too much, never too little:
         # a change caught up below is then named by its file, not guessed.
-        stamps = (self._stamps if self._stamps is not None
-                  else await asyncio.to_thread(_settings_stamps, root))
+        files = _ChangedFiles(self._stamps if self._stamps is not None
+                              else await asyncio.to_thread(_settings_stamps, root))
         watcher = asyncio.get_running_loop().create_task(watch_settings(
             root, changes.put_nowait, trust_store=TrustStore(),
             flags=self.flags.settings_layer(), stop_event=stop, ready=ready))
@@ -146,11 +146,7 @@ class AgentRuntimeRegistry:
             await self._catch_up(changes)
             while True:
                 change = await changes.get()
-                now = await asyncio.to_thread(_settings_stamps, root)
-                changed: list[tuple[str, Path | None]] = [
-                    (layer, path) for layer, (path, stamp) in now.items()
-                    if stamps.get(layer, (path, None))[1] != stamp]
-                stamps = now
+                changed = files.changed(await asyncio.to_thread(_settings_stamps, root))
                 await self._reloaded(change, changed, say, current())
         finally:
             stop.set()
@@ -218,11 +214,40 @@ async def _config_changed(assembly: AgentAssembly, live: LiveSession | None,
                 say(note, "yellow")
 
 
-def _settings_stamps(root: Path) -> dict[str, tuple[Path, tuple[int, int] | None]]:
+Stamps = dict[str, tuple[Path, tuple[int, int] | None]]
+
+
+class _ChangedFiles:
+    """Which settings files a reload comes from, for its ConfigChange hooks.
+
+    Those whose stamp moved since the last look. When none did, the edit was stamped with an
+    earlier event (two quick edits: the first event's look saw the second's stamp, and named
+    its files): this reload is the rest of that edit, so the same files are named again,
+    not guessed (it was reported as `project_settings` with no file).
+    """
+
+    __slots__ = ("_last", "_stamps")
+
+    def __init__(self, stamps: Stamps) -> None:
+        self._stamps = stamps
+        self._last: list[tuple[str, Path | None]] = []
+
+    def changed(self, now: Stamps) -> list[tuple[str, Path | None]]:
+        """Return the (layer, path) pairs this reload comes from, given the stamps `now`."""
+        moved: list[tuple[str, Path | None]] = [
+            (layer, path) for layer, (path, stamp) in now.items()
+            if self._stamps.get(layer, (path, None))[1] != stamp]
+        self._stamps = now
+        if moved:
+            self._last = moved
+        return moved or self._last
+
+
+def _settings_stamps(root: Path) -> Stamps:
     """Return each settings file's (mtime, size), None when missing, by layer name."""
     from aimon_core.config import settings_paths
 
-    stamps: dict[str, tuple[Path, tuple[int, int] | None]] = {}
+    stamps: Stamps = {}
     for layer, path in settings_paths(root):
         try:
             info = path.stat()

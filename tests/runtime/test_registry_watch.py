@@ -48,3 +48,20 @@ def test_an_edit_between_the_build_and_the_watch_is_named_by_its_file(tmp_path: 
     assert event["hook_event_name"] == "ConfigChange"
     assert event["source"] == "user_settings" and event["file_path"] == str(user), event
     assert any(text.startswith("settings reloaded") for text in said)
+
+
+def test_a_reload_whose_edit_was_stamped_earlier_names_the_same_files() -> None:
+    """Two quick edits of the user settings: the first event's look saw the second's stamp.
+    The second reload is the rest of that edit: named by the same file, not guessed."""
+    from aimon_core.runtime._registry import _ChangedFiles
+
+    user, project = Path("/h/config/settings.json"), Path("/p/.aimon/settings.json")
+    files = _ChangedFiles({"user": (user, (1, 10)), "project": (project, None)})
+    assert files.changed({"user": (user, (1, 10)), "project": (project, None)}) == []
+    second = {"user": (user, (3, 12)), "project": (project, None)}
+    assert files.changed(second) == [("user", user)]  # the first event, the second's stamp
+    assert files.changed(second) == [("user", user)]  # the second event: nothing moved
+    both = {"user": (user, (4, 12)), "project": (project, (4, 2))}
+    assert files.changed(both) == [("user", user), ("project", project)]
+    removed = {"user": (user, (4, 12)), "project": (project, None)}
+    assert files.changed(removed) == [("project", project)]
