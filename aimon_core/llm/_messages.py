@@ -57,7 +57,10 @@ class ToolResultBlock:
     @property
     def text(self) -> str:
         """Return the text parts joined."""
-        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+        content = self.content
+        if len(content) == 1 and type(content[0]) is TextBlock:
+            return content[0].text  # the usual result: one text, nothing to join
+        return "\n".join(b.text for b in content if isinstance(b, TextBlock))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -331,10 +331,8 @@ def _assistant_param(message: Message) -> dict[str, Any]:
 
 
 def _tool_param(result: ToolResultBlock) -> dict[str, Any]:
-    parts = result.content
-    text = (parts[0].text if len(parts) == 1 and type(parts[0]) is TextBlock
-            else result.text)  # one text part, the usual result: no join
-    if not text and any(isinstance(p, ImageBlock) for p in parts):
+    text = result.text
+    if not text and any(isinstance(p, ImageBlock) for p in result.content):
         text = "(the result is the image(s) in the next message)"
     if result.is_error:
         text = f"Error: {text}"

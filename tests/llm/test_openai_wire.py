@@ -126,6 +126,14 @@ def _message_table() -> list[Message]:
     return [Message(role=role, content=c) for c in contents for role in ("user", "assistant")]
 
 
+def test_a_tool_results_text_is_its_text_parts_joined() -> None:
+    image = ImageBlock(media_type="image/png", data=PIXEL)
+    for parts, text in (((TextBlock(text="one"),), "one"), ((), ""), ((image,), ""),
+                        ((TextBlock(text="a"), TextBlock(text="b")), "a\nb"),
+                        ((image, TextBlock(text="a")), "a"), ((TextBlock(text=""),), "")):
+        assert ToolResultBlock(tool_use_id="t", content=parts).text == text
+
+
 def test_the_common_messages_translate_as_the_general_walk_does() -> None:
     """The common user messages (one text, text results) are translated by exact type and an
     assistant message in one pass: held to the general walk and to what the message says."""
