@@ -49,14 +49,28 @@ def text_tokens(text: str) -> int:
 
 def block_tokens(block: ContentBlock) -> int:
     """Return the estimated tokens of one content block."""
-    match block:  # the common blocks first
-        case TextBlock(text=text):
-            return BLOCK_OVERHEAD + (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-        case ToolResultBlock(content=content):
-            return BLOCK_OVERHEAD + _blocks_tokens(content)
-        case ToolUseBlock(name=name, input=tool_input):
-            arguments = _ARGUMENTS.encode(tool_input)
-            return BLOCK_OVERHEAD + text_tokens(name) + text_tokens(arguments)
+    return _blocks_tokens((block,))
+
+
+def _blocks_tokens(blocks: Iterable[ContentBlock]) -> int:
+    total = 0
+    for block in blocks:  # plain loops: faster than sum() of a generator
+        # The common blocks by exact type, inline (a `match` per block was most of the walk's
+        # cost): 10,000 messages in ~5 ms instead of ~9.
+        if type(block) is TextBlock:
+            total += BLOCK_OVERHEAD + (len(block.text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+        elif type(block) is ToolResultBlock:
+            total += BLOCK_OVERHEAD + _blocks_tokens(block.content)
+        elif type(block) is ToolUseBlock:
+            total += (BLOCK_OVERHEAD + text_tokens(block.name)
+                      + text_tokens(_ARGUMENTS.encode(block.input)))
+        else:
+            total += _other_block_tokens(block)
+    return total
+
+
+def _other_block_tokens(block: ContentBlock) -> int:
+    match block:
         case ImageBlock():
             return BLOCK_OVERHEAD + IMAGE_TOKENS
         case DocumentBlock(media_type=media_type, data=data):
@@ -67,23 +81,6 @@ def block_tokens(block: ContentBlock) -> int:
         case ThinkingBlock(thinking=thinking, redacted_data=redacted):
             return BLOCK_OVERHEAD + text_tokens(thinking) + text_tokens(redacted or "")
     return BLOCK_OVERHEAD
-
-
-def _blocks_tokens(blocks: Iterable[ContentBlock]) -> int:
-    total = 0
-    for block in blocks:  # plain loops: faster than sum() of a generator
-        # The common blocks inline, by exact type (`block_tokens` says the same): 10,000
-        # messages in ~5 ms instead of ~9.
-        if type(block) is TextBlock:
-            total += BLOCK_OVERHEAD + (len(block.text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-        elif type(block) is ToolResultBlock:
-            total += BLOCK_OVERHEAD + _blocks_tokens(block.content)
-        elif type(block) is ToolUseBlock:
-            total += (BLOCK_OVERHEAD + (len(block.name) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-                      + text_tokens(_ARGUMENTS.encode(block.input)))
-        else:
-            total += block_tokens(block)
-    return total
 
 
 def message_tokens(message: Message) -> int:

@@ -117,8 +117,8 @@ def test_prompt_too_long_answers_are_recognised() -> None:
 
 
 def test_a_message_counts_what_its_blocks_count_each_kind_alike() -> None:
-    """The walk counts the common blocks inline: held here to `block_tokens`, kind by kind,
-    and a tool call to its arguments' JSON (non-ASCII counted as characters)."""
+    """A message counts what its blocks count, each kind alone or among others; a tool call
+    counts its arguments' JSON (non-ASCII counted as characters), a result its parts."""
     import json
 
     from aimon_core.compact._estimate import (
