@@ -242,7 +242,7 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
     from aimon_cli._runtime import ReplRuntimes
     from aimon_cli._store import default_store, lazy_default_store
     from aimon_cli.repl import ReplOptions, run_repl
-    from aimon_core.runtime._build import RuntimeSetupError
+    from aimon_core.runtime import RuntimeSetupError
     from aimon_core.session._errors import SessionError
     from aimon_core.session._paths import user_data_dir
 

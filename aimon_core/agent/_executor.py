@@ -8,19 +8,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from aimon_core.agent._approval import Asker
 from aimon_core.agent._budget import BudgetTracker, ExecutionBudget
 from aimon_core.agent._events import (
     AssistantMessageCompleted,
     AssistantTextDelta,
     AssistantThinkingDelta,
     Compacted,
-    EventSink,
     ExecutionFinished,
     ExecutionResult,
     ExecutionStarted,
@@ -33,9 +30,9 @@ from aimon_core.agent._events import (
 )
 from aimon_core.agent._hooks import HookStopError, TurnHooks
 from aimon_core.agent._prompt import Environment, assemble_system_prompt, gather_environment
-from aimon_core.agent._runtime import AgentRuntime, GateCall
+from aimon_core.agent._runtime import AgentRuntime
 from aimon_core.agent._transcript import INTERRUPTED_RESULT, TranscriptRepair
-from aimon_core.hook import HookDispatcher
+from aimon_core.agent._turn import Turn
 from aimon_core.llm import (
     LLMError,
     LLMRequest,
@@ -67,10 +64,6 @@ from aimon_core.tools import (
 REPEAT_LIMIT = 3
 
 
-def _ignore(*_: object) -> None:
-    return None
-
-
 class Compactor(Protocol):
     """Keeps an execution's requests inside the model's context window (`aimon_core.compact`).
 
@@ -97,10 +90,16 @@ class Compactor(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionRequest:
-    """One execution's input: the new user message, the history, limits and sinks."""
+    """One execution's input: the new user message, the history, limits, and its Turn.
+
+    The Turn carries what the execution's owner gives it (ids, hooks, the event sink, the
+    asker, the session's approvals, persistence); the executor passes it on to the permission
+    gate and the tools in the tool context (`ToolContext.turn`).
+    """
 
     prompt: Message
     tool_context: ToolContext
+    turn: Turn = field(default_factory=Turn)
     history: tuple[Message, ...] = ()
     # The history is well formed already (every call answered, no orphan result, as
     # `repair_tool_pairs` leaves it): the first model call's repair walks only what follows.
@@ -108,22 +107,6 @@ class ExecutionRequest:
     budget: ExecutionBudget = field(default_factory=ExecutionBudget)
     environment: Environment | None = None
     variables: Mapping[str, str] = field(default_factory=dict)
-    on_event: EventSink = _ignore
-    # Called with each message as it becomes part of the transcript (for persistence).
-    on_message: Callable[[Message], None] = _ignore
-    execution_id: str = ""
-    # Fires hook events bound to the session (None: the runtime's hooks, bound to the context).
-    hooks: HookDispatcher | None = None
-    # Asks whoever answers approvals for the session; None: nobody can, so asks are refused.
-    ask: Asker | None = None
-    # Called right before a tool runs (after hooks and the permission gate), so that a crash
-    # recovery can tell a call that may have run from one that never did. The flag says
-    # whether the call may change something (then its start should be made durable): False
-    # for a read-only tool and for a call the gate proved read-only.
-    on_tool_started: Callable[[ToolUseBlock, bool], Awaitable[None] | None] = _ignore
-    # Awaited before anything of the turn may change the project (the first tool call, or
-    # UserPromptSubmit hooks): the checkpoint of the project taken while the turn starts.
-    before_changes: Awaitable[object] | None = None
     # Measures requests and compacts the transcript between iterations (None: never).
     compactor: Compactor | None = None
 
@@ -136,6 +119,8 @@ class _Run:
     request: ExecutionRequest
     tracker: BudgetTracker
     messages: list[Message]
+    # The request's tool context with its Turn: what the gate and the tools are given.
+    context: ToolContext
     new_messages: list[Message] = field(default_factory=list)
     cost_usd: float = 0.0
     tool_calls: int = 0
@@ -148,13 +133,17 @@ class _Run:
     # Repairs only what each model call adds (a whole walk: 5-10 ms at 10,000 messages).
     repair: TranscriptRepair = field(default_factory=TranscriptRepair)
 
+    @property
+    def turn(self) -> Turn:
+        return self.request.turn
+
     def commit(self, message: Message) -> None:
         self.messages.append(message)
         self.new_messages.append(message)
-        self.request.on_message(message)
+        self.request.turn.persist(message)
 
     def emit(self, event: Any) -> None:
-        self.request.on_event(event)
+        self.request.turn.emit(event)
 
 
 class OrcaExecutor:
@@ -171,13 +160,13 @@ class OrcaExecutor:
             request=request,
             tracker=BudgetTracker(request.budget),
             messages=list(request.history),
+            context=replace(request.tool_context, turn=request.turn),
         )
         if request.history_repaired:
             run.repair.prime(request.history)
-        run.emit(ExecutionStarted(
-            execution_id=request.execution_id or uuid.uuid4().hex, prompt=request.prompt.text
-        ))
-        run.hooks = TurnHooks(_dispatcher(runtime, request), run.emit)
+        run.emit(ExecutionStarted(execution_id=request.turn.execution_id,
+                                  prompt=request.prompt.text))
+        run.hooks = TurnHooks(request.turn.hooks, run.emit)
         try:
             result = await self._start(run)
         except asyncio.CancelledError:
@@ -189,8 +178,8 @@ class OrcaExecutor:
     async def _start(self, run: _Run) -> ExecutionResult:
         request, runtime = run.request, run.runtime
         assert run.hooks is not None
-        if run.hooks.has_start_hooks() and request.before_changes is not None:
-            await request.before_changes  # a UserPromptSubmit hook may change the project
+        if run.hooks.has_start_hooks() and run.turn.before_changes is not None:
+            await run.turn.before_changes  # a UserPromptSubmit hook may change the project
         try:
             blocked, context = await run.hooks.on_start(request.prompt.text)
         except HookStopError as exc:
@@ -358,8 +347,8 @@ class OrcaExecutor:
         results: dict[str, ToolResultBlock] = {}
         runnable, stop = self._until_repeat(run, tool_uses)
         try:  # (R) interrupted from here on, every call of the batch is answered
-            if run.request.before_changes is not None:
-                await run.request.before_changes  # the project's checkpoint comes first
+            if run.turn.before_changes is not None:
+                await run.turn.before_changes  # the project's checkpoint comes first
             for group in _groups(run.runtime, runnable):
                 if len(group) > 1:
                     async with asyncio.TaskGroup() as tasks:
@@ -422,7 +411,7 @@ class OrcaExecutor:
 
     async def _hooked_run(self, run: _Run, use: ToolUseBlock) -> ToolResult:
         """Schema gate, PreToolUse hooks, permission gate, run, PostToolUse hooks."""
-        runtime, ctx, hooks = run.runtime, run.request.tool_context, run.hooks
+        runtime, ctx, hooks = run.runtime, run.context, run.hooks
         assert hooks is not None
         if use.input_error is not None:
             return ToolResult.error(f"{use.input_error}. The call was not run; send it again "
@@ -441,13 +430,12 @@ class OrcaExecutor:
             return ToolResult.error(pre.denied + await hooks.permission_denied(use, pre.denied))
         if pre.updated_input is not None:
             tool_input = pre.updated_input
-        call = GateCall(hooks=hooks.dispatcher, ask=run.request.ask, emit=run.emit,
-                        tool_use_id=use.id)
-        verdict = await runtime.gate(tool, tool_input, ctx, hint=pre.permission, call=call)
+        verdict = await runtime.gate(tool, tool_input, ctx, hint=pre.permission,
+                                     tool_use_id=use.id)
         if not verdict.allowed:
             message = verdict.message or f"Permission to use {tool.name} was denied."
             return ToolResult.error(message + await hooks.permission_denied(use, message))
-        started = run.request.on_tool_started(use, not (tool.read_only or verdict.read_only))
+        started = run.turn.tool_started(use, not (tool.read_only or verdict.read_only))
         if started is not None:
             await started  # recorded before the tool runs (durably, if it may change something)
         # Checked above; a hook's updated input is checked by execute_tool.
@@ -501,17 +489,6 @@ class OrcaExecutor:
         run.emit(ExecutionFinished(result=self._result(run, stop, reason)))
 
 
-def _dispatcher(runtime: AgentRuntime, request: ExecutionRequest) -> HookDispatcher | None:
-    """Return the request's hook dispatcher, or one bound to its context for the runtime's hooks."""
-    if request.hooks is not None:
-        return request.hooks
-    if runtime.hooks is None:
-        return None
-    ctx = request.tool_context
-    return HookDispatcher(runtime.hooks, session_id=ctx.session_id, cwd=ctx.cwd,
-                          permission_mode=runtime.permission_mode)
-
-
 def _model_request(run: _Run, system: str) -> LLMRequest:
     runtime = run.runtime
     return LLMRequest(
@@ -520,7 +497,7 @@ def _model_request(run: _Run, system: str) -> LLMRequest:
         messages=run.repair(run.messages),
         tools=runtime.tools.definitions(),
         settings=_settings(runtime),
-        metadata={"session_id": run.request.tool_context.session_id},
+        metadata={"session_id": run.turn.session_id},
     )
 
 

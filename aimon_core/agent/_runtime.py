@@ -7,10 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from aimon_core.agent._approval import Asker
 from aimon_core.agent._definition import AgentDefinition
-from aimon_core.agent._events import AgentEvent
-from aimon_core.hook import HookDispatcher, HookRegistry, PermissionDecision
+from aimon_core.hook import HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
 from aimon_core.tools import Tool, ToolContext, ToolRegistry
 
@@ -46,30 +44,13 @@ class GateVerdict:
     read_only: bool = False
 
 
-def _drop(event: AgentEvent) -> None:
-    return None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GateCall:
-    """What a gate may use besides the call itself, given by the executor for each call.
-
-    `hooks` fires PermissionRequest hooks (bound to the session); `ask` asks whoever answers
-    for the session (None: nobody can, so what needs approval is refused); `emit` puts
-    approval events on the turn's event stream.
-    """
-
-    hooks: HookDispatcher | None = None
-    ask: Asker | None = None
-    emit: Callable[[AgentEvent], None] = _drop
-    tool_use_id: str = ""
-
-
 class ToolGate(Protocol):
-    """Decides whether one tool call may run; may ask through `call.ask`.
+    """Decides whether one tool call may run; may ask through the turn (`ctx.turn.ask`).
 
-    `hint` carries a PreToolUse hook's permission decision: ALLOW skips asking (deny rules
-    still win), ASK asks even where a rule would allow.
+    `ctx.turn` is the execution the call belongs to: its hooks fire PermissionRequest, its
+    asker asks the person, its event sink hears the approval events, and its approvals are the
+    session's. `hint` carries a PreToolUse hook's permission decision: ALLOW skips asking (deny
+    rules still win), ASK asks even where a rule would allow. `tool_use_id` names the call.
     """
 
     async def __call__(
@@ -79,7 +60,7 @@ class ToolGate(Protocol):
         ctx: ToolContext,
         *,
         hint: PermissionDecision | None = None,
-        call: GateCall | None = None,
+        tool_use_id: str = "",
     ) -> GateVerdict:
         """Return whether the call may run."""
         ...
@@ -91,7 +72,7 @@ async def allow_all(
     ctx: ToolContext,
     *,
     hint: PermissionDecision | None = None,
-    call: GateCall | None = None,
+    tool_use_id: str = "",
 ) -> GateVerdict:
     """Allow every tool call (for tests and trusted programmatic use)."""
     return GateVerdict(allowed=True, decided_by="allow_all")
@@ -103,7 +84,7 @@ async def read_only(
     ctx: ToolContext,
     *,
     hint: PermissionDecision | None = None,
-    call: GateCall | None = None,
+    tool_use_id: str = "",
 ) -> GateVerdict:
     """Allow read-only tools only: the safe default when no permission policy is given."""
     if tool.read_only:

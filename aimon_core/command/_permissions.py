@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from aimon_core.command._registry import CommandError, CommandHost, CommandOutcome, SlashCommand
 
 if TYPE_CHECKING:
+    from aimon_core.agent import Turn
     from aimon_core.config import LoadedSettings
     from aimon_core.permission import ApprovalRequest, PermissionPolicy
 
@@ -89,7 +90,6 @@ async def _policy(host: CommandHost) -> PermissionPolicy:
 
 
 async def _revoke(args: str, host: CommandHost) -> CommandOutcome:
-    from aimon_core.permission import ApprovalScope
 
     policy = await _policy(host)
     if args not in ("", "--agent"):
@@ -98,10 +98,11 @@ async def _revoke(args: str, host: CommandHost) -> CommandOutcome:
         store = policy.agent
         if store is None:
             return CommandOutcome.message("This agent keeps no remembered approvals.")
-        gone = policy.revoke(ApprovalScope.AGENT)
+        gone = store.clear()
         where = f" ({store.path} deleted)" if gone else ""
         return CommandOutcome.message(_forgot(gone, "of this agent") + where)
-    gone = policy.revoke(ApprovalScope.TURN) + policy.revoke(ApprovalScope.SESSION)
+    live = host.live
+    gone = () if live is None else live.turn_approvals.clear() + live.session_approvals.clear()
     return CommandOutcome.message(_forgot(tuple(dict.fromkeys(gone)), "of this session"))
 
 
@@ -131,8 +132,10 @@ def rules_rows(policy: PermissionPolicy, settings: LoadedSettings | None
     return rows
 
 
-def permissions_text(policy: PermissionPolicy, settings: LoadedSettings | None) -> str:
-    """Return what /permissions shows: the mode, the rules and the remembered approvals."""
+def permissions_text(policy: PermissionPolicy, settings: LoadedSettings | None,
+                     turn: Turn | None) -> str:
+    """Return what /permissions shows: the mode, the rules and the remembered approvals
+    (`turn`'s session's, and the agent's)."""
     from aimon_core.permission import ApprovalScope
 
     lines = [f"Mode: {policy.mode.value} ({policy.mode.summary}). Change it with {MODE_USAGE}.",
@@ -147,7 +150,7 @@ def permissions_text(policy: PermissionPolicy, settings: LoadedSettings | None) 
     lines += ["", "Remembered approvals:"]
     for scope, name in ((ApprovalScope.TURN, "this turn"), (ApprovalScope.SESSION, "this session"),
                         (ApprovalScope.AGENT, "this agent")):
-        store = policy.store(scope)
+        store = policy.store(scope, turn)
         entries = store.entries() if store is not None else ()
         where = f" (in {policy.agent.path})" if scope is ApprovalScope.AGENT and \
             policy.agent is not None and entries else ""
@@ -162,7 +165,9 @@ async def _permissions(args: str, host: CommandHost) -> CommandOutcome:
     if args:
         raise CommandError("/permissions takes no arguments.")
     policy = await _policy(host)
-    return CommandOutcome.message(permissions_text(policy, host.settings))
+    live = host.live
+    turn = live.command_turn() if live is not None else None
+    return CommandOutcome.message(permissions_text(policy, host.settings, turn))
 
 
 async def _mode(args: str, host: CommandHost) -> CommandOutcome:

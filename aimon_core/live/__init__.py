@@ -11,15 +11,18 @@ from aimon_core.live._events import (
     TurnQueued,
     TurnStarted,
 )
-from aimon_core.live._host import SessionCommandHost
-from aimon_core.live._live import LiveSession
+from aimon_core.live._host import CommandScope, SessionCommandHost
+from aimon_core.live._live import LiveSession, LiveSessionOptions, PromptExpander
 
 __all__ = [
     "CommandRan",
+    "CommandScope",
     "LiveSession",
     "LiveSessionClosedError",
     "LiveSessionEvent",
+    "LiveSessionOptions",
     "LiveSessionStatus",
+    "PromptExpander",
     "SessionCommandHost",
     "SubmitOutcome",
     "TurnFinished",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aimon_core.command import CommandError, CommandRegistry
 
@@ -18,22 +18,44 @@ if TYPE_CHECKING:
 _TERMINAL_ONLY = "works in the interactive session (run `aimon`); here, start another run instead"
 
 
+class CommandScope(Protocol):
+    """What a session's slash commands may act on beyond it: its runtime's policy, settings
+    and MCP servers (an `AgentAssembly` is one; each is read when a command runs, so a
+    settings reload is seen)."""
+
+    @property
+    def policy(self) -> PermissionPolicy | None:
+        """Return the runtime's permission policy, if it has one."""
+        ...
+
+    @property
+    def settings(self) -> LoadedSettings | None:
+        """Return the settings the runtime uses now."""
+        ...
+
+    @property
+    def mcp(self) -> MCPStatus | None:
+        """Return the runtime's MCP servers (None: none configured)."""
+        ...
+
+
 class SessionCommandHost:
     """The CommandHost of print mode and library callers: one session, no terminal.
 
     Commands that switch sessions say where they work instead; the permission commands act on
-    `policy` when the runtime has one.
+    the scope's policy when the runtime has one.
     """
 
-    def __init__(self, live: LiveSession, commands: CommandRegistry, *,
-                 policy: PermissionPolicy | None = None,
-                 settings: LoadedSettings | None = None) -> None:
+    def __init__(self, live: LiveSession, commands: CommandRegistry,
+                 scope: CommandScope | None = None) -> None:
         self._live = live
         self._commands = commands
-        self._policy = policy
-        self._settings = settings
-        # The runtime's MCP servers, for /mcp (set by AgentAssembly.open_session).
-        self.mcp_servers: MCPStatus | None = None
+        self._scope = scope
+
+    @property
+    def mcp_servers(self) -> MCPStatus | None:
+        """Return the runtime's MCP servers, for /mcp."""
+        return self._scope.mcp if self._scope is not None else None
 
     @property
     def live(self) -> LiveSession | None:
@@ -68,12 +90,12 @@ class SessionCommandHost:
     @property
     def policy(self) -> PermissionPolicy | None:
         """Return the runtime's permission policy, if it has one."""
-        return self._policy
+        return self._scope.policy if self._scope is not None else None
 
     @property
     def settings(self) -> LoadedSettings | None:
-        """Return the settings the runtime was built with, if any."""
-        return self._settings
+        """Return the settings the runtime uses now, if any."""
+        return self._scope.settings if self._scope is not None else None
 
     def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
         """Return the session's waiting approval questions."""

@@ -21,6 +21,7 @@ allows the one call only. Every entry is checked against the call before it is o
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -155,14 +156,20 @@ def check_entry(entry: str) -> str:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Compiled:
+class CompiledApprovals:
     """Entries split into matcher rules and exact (tool, command) pairs."""
 
     rules: PermissionRules
     commands: frozenset[tuple[str, str]]
 
 
-def _compile(entries: Iterable[str], *, where: str) -> _Compiled:
+@functools.lru_cache(maxsize=256)
+def compiled_approvals(entries: tuple[str, ...]) -> CompiledApprovals:
+    """Return a store's entries split into rules and exact commands (cached: the policy
+    asks at every decision, and a store's entries change only when an answer is kept).
+
+    An entry that does not parse (a hand-edited file) is left out with a warning.
+    """
     rules: list[Rule] = []
     commands: set[tuple[str, str]] = set()
     for entry in entries:
@@ -172,19 +179,16 @@ def _compile(entries: Iterable[str], *, where: str) -> _Compiled:
         try:
             rules.append(parse_rule(entry))
         except RuleError as exc:
-            log.warning("ignoring an approval in %s: %s", where, exc)
-    return _Compiled(rules=PermissionRules(allow=tuple(dict.fromkeys(rules))),
-                     commands=frozenset(commands))
+            log.warning("ignoring a remembered approval: %s", exc)
+    return CompiledApprovals(rules=PermissionRules(allow=tuple(dict.fromkeys(rules))),
+                             commands=frozenset(commands))
 
 
 class _MemoryApprovals:
     """Approval entries held in memory."""
 
-    _where = "memory"
-
     def __init__(self, initial: Iterable[str] = ()) -> None:
         self._entries: tuple[str, ...] = ()
-        self._compiled = _compile((), where=self._where)
         self._replace(tuple(initial))
 
     def entries(self) -> tuple[str, ...]:
@@ -193,11 +197,11 @@ class _MemoryApprovals:
 
     def rules(self) -> PermissionRules:
         """Return the remembered allow rules (exact-command entries excluded)."""
-        return self._compiled.rules
+        return compiled_approvals(self._entries).rules
 
     def commands(self) -> frozenset[tuple[str, str]]:
         """Return the exact (tool, command) pairs remembered."""
-        return self._compiled.commands
+        return compiled_approvals(self._entries).commands
 
     def add(self, rule: str) -> bool:
         """Remember ``rule``; return False if it was already there. Raise RuleError if bad."""
@@ -215,13 +219,10 @@ class _MemoryApprovals:
 
     def _replace(self, entries: tuple[str, ...]) -> None:
         self._entries = tuple(dict.fromkeys(entries))
-        self._compiled = _compile(self._entries, where=self._where)
 
 
 class TurnApprovals(_MemoryApprovals):
-    """Approvals for the current turn; the policy clears them when a turn starts."""
-
-    _where = "this turn's approvals"
+    """A session's approvals for its current turn; the session clears them as a turn starts."""
 
 
 class SessionApprovals(_MemoryApprovals):
@@ -232,17 +233,9 @@ class SessionApprovals(_MemoryApprovals):
         on_change: called with the new entries after each change (``LiveSession.set_approvals``).
     """
 
-    _where = "the session's approvals"
-
     def __init__(self, initial: Iterable[str] = (),
                  on_change: Callable[[tuple[str, ...]], None] | None = None) -> None:
         super().__init__(initial)
-        self._on_change = on_change
-
-    def attach(self, initial: Iterable[str],
-               on_change: Callable[[tuple[str, ...]], None] | None) -> None:
-        """Switch to another session's approvals (after /resume or /clear) without saving."""
-        self._replace(tuple(initial))
         self._on_change = on_change
 
     def add(self, rule: str) -> bool:
@@ -283,7 +276,6 @@ class AgentApprovalStore:
         self._stamp: tuple[int, int, int] | None = None
         self._loaded = False
         self._entries: tuple[str, ...] = ()
-        self._compiled = _compile((), where=str(path))
         self._problem: str | None = None
 
     @property
@@ -299,13 +291,11 @@ class AgentApprovalStore:
 
     def rules(self) -> PermissionRules:
         """Return the remembered allow rules (exact-command entries excluded)."""
-        self._refresh()
-        return self._compiled.rules
+        return compiled_approvals(self.entries()).rules
 
     def commands(self) -> frozenset[tuple[str, str]]:
         """Return the exact (tool, command) pairs remembered."""
-        self._refresh()
-        return self._compiled.commands
+        return compiled_approvals(self.entries()).commands
 
     def add(self, rule: str) -> bool:
         """Remember ``rule`` in the file; return False if it was already there."""
@@ -353,7 +343,6 @@ class AgentApprovalStore:
         if problem is not None and problem != self._problem:
             log.warning("agent approvals: %s", problem)
         self._entries, self._problem = entries, problem
-        self._compiled = _compile(entries, where=str(self.path))
 
 
 def _read_entries(path: Path) -> tuple[tuple[str, ...], str | None]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent import GateCall, GateVerdict, ToolGate
+from aimon_core.agent import GateVerdict, ToolGate
 from aimon_core.hook import PermissionDecision
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._guard import PathGuard
@@ -142,7 +142,7 @@ def print_mode_gate(rules: PermissionRules, *, project_root: Path) -> ToolGate:
 
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
                    hint: PermissionDecision | None = None,
-                   call: GateCall | None = None) -> GateVerdict:
+                   tool_use_id: str = "") -> GateVerdict:
         decision = apply_hint(decide(tool, tool_input, rules, project_root, cwd=ctx.cwd), hint)
         if decision.verdict is Verdict.ASK:
             return unasked_verdict(tool, tool_input, decision)

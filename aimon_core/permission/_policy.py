@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent import ApprovalRefused, GateCall, GateVerdict, ToolGate
+from aimon_core.agent import ApprovalRefused, GateVerdict, RememberedApprovals, ToolGate, Turn
 from aimon_core.hook import HookEvent, PermissionDecision
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
@@ -35,10 +35,10 @@ from aimon_core.permission._approvals import (
     ApprovalRequest,
     ApprovalResolved,
     ApprovalScope,
-    SessionApprovals,
-    TurnApprovals,
+    CompiledApprovals,
     approval_rule,
     check_entry,
+    compiled_approvals,
     exact_command_entry,
 )
 from aimon_core.permission._gate import apply_hint, decide, settled_verdict, unasked_verdict
@@ -58,7 +58,7 @@ _SCOPE_WORDS = {
     ApprovalScope.AGENT: "for this agent",
 }
 
-ApprovalStore = TurnApprovals | SessionApprovals | AgentApprovalStore
+ApprovalStore = RememberedApprovals
 
 
 class PermissionPolicy:
@@ -68,10 +68,15 @@ class PermissionPolicy:
         rules: settings and flag rules; their deny and ask rules beat every approval.
         mode: the permission mode; bypassPermissions is checked with ``check_bypass_allowed``.
         project_root: where relative paths and project-relative rules are anchored.
-        turn, session, agent: the approval stores; ``agent`` None means agent-scope answers
-            are not remembered.
+        agent: the agent-scope approval store; None means agent-scope answers are not
+            remembered.
         extra_dirs: additional directories whose files acceptEdits mode may edit.
         agent_scope: where agent-scope answers apply, in words (shown with the question).
+
+    The policy belongs to an agent runtime, which every session of the agent shares: it
+    holds the rules, the mode and the agent-scope approvals, nothing of any one session.
+    "This turn" and "this session" approvals are the session's own; they come with each
+    call's Turn (``decide(..., turn=...)``).
     """
 
     def __init__(
@@ -79,8 +84,6 @@ class PermissionPolicy:
         rules: PermissionRules,
         mode: PermissionMode,
         project_root: Path,
-        turn: TurnApprovals | None = None,
-        session: SessionApprovals | None = None,
         agent: AgentApprovalStore | None = None,
         extra_dirs: Iterable[Path] = (),
         agent_scope: str = "",
@@ -90,8 +93,6 @@ class PermissionPolicy:
         self.rules = rules
         self._mode = mode
         self.project_root = Path(project_root)
-        self.turn = turn if turn is not None else TurnApprovals()
-        self.session = session if session is not None else SessionApprovals()
         self.agent = agent
         self.extra_dirs = tuple(Path(d) for d in extra_dirs)
         # Where an agent-scope approval applies, as the user is told ("agent default in ~/x").
@@ -114,43 +115,41 @@ class PermissionPolicy:
             check_bypass_allowed(env, euid)
         self._mode = mode
 
-    def start_turn(self) -> None:
-        """Forget this-turn approvals; call when each turn starts."""
-        self.turn.clear()
+    def store(self, scope: ApprovalScope, turn: Turn | None) -> ApprovalStore | None:
+        """Return the store that keeps approvals of ``scope`` for ``turn``'s session.
 
-    def store(self, scope: ApprovalScope) -> ApprovalStore | None:
-        """Return the store that keeps approvals of ``scope`` (None for ONCE or no agent)."""
+        None for ONCE, for AGENT without an agent store, and for TURN or SESSION without a
+        turn (work done for no session remembers nothing).
+        """
         match scope:
             case ApprovalScope.TURN:
-                return self.turn
+                return turn.turn_approvals if turn is not None else None
             case ApprovalScope.SESSION:
-                return self.session
+                return turn.session_approvals if turn is not None else None
             case ApprovalScope.AGENT:
                 return self.agent
             case _:
                 return None
 
-    def remember(self, scope: ApprovalScope, rule: str) -> bool:
+    def remember(self, scope: ApprovalScope, rule: str, turn: Turn | None) -> bool:
         """Store ``rule`` at ``scope``; False if not stored. Raise RuleError or OSError."""
-        store = self.store(scope)
+        store = self.store(scope, turn)
         return store.add(rule) if store is not None and rule else False
 
-    def revoke(self, scope: ApprovalScope) -> tuple[str, ...]:
-        """Forget every approval of ``scope`` (``/revoke``, ``/revoke --agent``); return them."""
-        store = self.store(scope)
-        return store.clear() if store is not None else ()
-
     def decide(self, tool: Tool, tool_input: Mapping[str, Any], *, cwd: Path | None = None,
-               hint: PermissionDecision | None = None) -> Decision:
+               hint: PermissionDecision | None = None, turn: Turn | None = None) -> Decision:
         """Return the chain's decision on one call.
 
         Args:
             cwd: the directory relative paths are resolved against (default: the project root).
             hint: a PreToolUse hook's answer, applied last (it never overrides a DENY).
+            turn: the execution the call belongs to; its session's turn and session approvals
+                count (None: only agent-scope approvals do).
         """
-        return apply_hint(self._chain(tool, tool_input, cwd), hint)
+        return apply_hint(self._chain(tool, tool_input, cwd, turn), hint)
 
-    def _chain(self, tool: Tool, tool_input: Mapping[str, Any], cwd: Path | None) -> Decision:
+    def _chain(self, tool: Tool, tool_input: Mapping[str, Any], cwd: Path | None,
+               turn: Turn | None) -> Decision:
         base = decide(tool, tool_input, self.rules, self.project_root, cwd=cwd)
         if base.verdict is Verdict.DENY:
             return base
@@ -168,7 +167,7 @@ class PermissionPolicy:
             return protected
         if base.verdict is Verdict.ASK and base.rule is not None:
             return base
-        remembered = self._remembered(tool, tool_input, cwd)
+        remembered = self._remembered(tool, tool_input, cwd, turn)
         if remembered is not None:
             return remembered
         if base.verdict is Verdict.ALLOW:
@@ -190,21 +189,22 @@ class PermissionPolicy:
             tool_use_id=tool_use_id,
         )
 
-    def _stores(self) -> list[tuple[ApprovalScope, ApprovalStore]]:
+    def _stores(self, turn: Turn | None) -> list[tuple[ApprovalScope, CompiledApprovals]]:
         scopes = (ApprovalScope.TURN, ApprovalScope.SESSION, ApprovalScope.AGENT)
-        return [(s, store) for s in scopes if (store := self.store(s)) is not None]
+        return [(s, compiled_approvals(store.entries())) for s in scopes
+                if (store := self.store(s, turn)) is not None]
 
     def _remembered(self, tool: Tool, tool_input: Mapping[str, Any],
-                    cwd: Path | None) -> Decision | None:
+                    cwd: Path | None, turn: Turn | None) -> Decision | None:
         command = _command_of(tool, tool_input)
-        stores = self._stores()
+        stores = self._stores(turn)
         for scope, store in stores:
             words = _SCOPE_WORDS[scope]
-            if command is not None and (tool.name, command.strip()) in store.commands():
+            if command is not None and (tool.name, command.strip()) in store.commands:
                 entry = exact_command_entry(tool.name, command)
                 return Decision(verdict=Verdict.ALLOW, reason=f"allowed {words} ({entry})",
                                 rule=entry)
-            rules = store.rules()
+            rules = store.rules
             if not rules.allow:
                 continue
             # The settings' deny and ask rules still count: an approval of `python3:*` does
@@ -217,7 +217,7 @@ class PermissionPolicy:
         if command is None:
             return None
         # `npm test && make` may be allowed by two rules from different scopes or settings.
-        allow = [*self.rules.allow, *(r for _, store in stores for r in store.rules().allow)]
+        allow = [*self.rules.allow, *(r for _, store in stores for r in store.rules.allow)]
         if len(allow) < 2:
             return None
         joint = decide(tool, tool_input, self._with_settings_limits(tuple(dict.fromkeys(allow))),
@@ -309,53 +309,55 @@ def denied_message(reason: str = "") -> str:
 
 
 def interactive_gate(policy: PermissionPolicy) -> ToolGate:
-    """Return a gate that runs the policy and, when it says ASK, asks through ``call.ask``.
+    """Return a gate that runs the policy and, when it says ASK, asks through the turn.
 
-    Before asking, PermissionRequest hooks may allow or deny the call for the user. With no
-    one to ask (``call.ask`` None or answering None: print mode) an ASK is refused with the
-    ``--allowed-tools`` flag that would allow it. Questions are asked one at a time; a call that
-    waited is decided again first, since the answer before it may cover it. Cancelling the
-    turn while the user is being asked cancels the question too.
+    The call's Turn (``ctx.turn``) brings the session's turn and session approvals, the
+    hooks (PermissionRequest hooks may allow or deny the call for the user before asking),
+    the asker and the event sink. With no one to ask (no turn, ``turn.ask`` None or answering
+    None: print mode) an ASK is refused with the ``--allowed-tools`` flag that would allow it.
+    Questions are asked one at a time; a call that waited is decided again first, since the
+    answer before it may cover it. Cancelling the turn while the user is being asked cancels
+    the question too.
     """
     lock = asyncio.Lock()
 
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
                    hint: PermissionDecision | None = None,
-                   call: GateCall | None = None) -> GateVerdict:
-        verdict = await decided(tool, tool_input, ctx, hint=hint, call=call)
+                   tool_use_id: str = "") -> GateVerdict:
+        verdict = await decided(tool, tool_input, ctx, hint, tool_use_id)
         if verdict.allowed and not tool.read_only and _is_read_only(tool, tool_input, ctx.cwd):
             # The same check plan mode trusts; the command's parse is cached by now.
             return dataclasses.replace(verdict, read_only=True)
         return verdict
 
-    async def decided(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
-                      hint: PermissionDecision | None, call: GateCall | None) -> GateVerdict:
-        call = call or GateCall()
-        decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
-        refused = _Refusals(call, policy, tool, tool_input)
+    async def decided(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext,
+                      hint: PermissionDecision | None, tool_use_id: str) -> GateVerdict:
+        turn = ctx.turn
+        decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint, turn=turn)
+        refused = _Refusals(turn, tool_use_id, policy, tool, tool_input)
         if decision.verdict is not Verdict.ASK:
             return refused.settled(decision)
-        hooked = await _permission_request_hooks(call, tool, tool_input)
+        hooked = await _permission_request_hooks(turn, tool_use_id, tool, tool_input)
         if hooked is not None:
             return hooked if hooked.allowed else refused.denied(hooked)
-        if call.ask is None:
+        if turn is None or turn.ask is None:
             rule = approval_rule(tool, tool_input, project_root=policy.project_root, cwd=ctx.cwd)
             return refused.unasked(decision, rule)
         async with lock:
-            decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint)
+            decision = policy.decide(tool, tool_input, cwd=ctx.cwd, hint=hint, turn=turn)
             if decision.verdict is not Verdict.ASK:
                 return refused.settled(decision)
             request = policy.approval_request(tool, tool_input, decision, cwd=ctx.cwd,
-                                              tool_use_id=call.tool_use_id)
+                                              tool_use_id=tool_use_id)
             preview = (await asyncio.to_thread(tool.preview, tool_input, ctx.cwd)
                        if tool.preview is not None else None)  # reads the file: off the loop
             request = dataclasses.replace(request, preview=preview, label=call_label(
                 tool.name, tool_input, tool.describe, policy.project_root))
-            answer = await call.ask(request)
+            answer = await turn.ask(request)
             if answer is None:
                 return refused.unasked(decision, request.suggested_rule)
-            remembered = await _remember(policy, request, answer)
-            call.emit(ApprovalResolved(request_id=request.id, answer=answer,
+            remembered = await _remember(policy, request, answer, turn)
+            turn.emit(ApprovalResolved(request_id=request.id, answer=answer,
                                        remembered=remembered))
         if answer.allowed:
             return GateVerdict(allowed=True, decided_by=f"user ({answer.scope.value})")
@@ -368,9 +370,10 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
 class _Refusals:
     """Emit `ApprovalRefused` for a call refused without asking, and return the verdict."""
 
-    def __init__(self, call: GateCall, policy: PermissionPolicy, tool: Tool,
-                 tool_input: Mapping[str, Any]) -> None:
-        self._call, self._tool, self._input = call, tool, tool_input
+    def __init__(self, turn: Turn | None, tool_use_id: str, policy: PermissionPolicy,
+                 tool: Tool, tool_input: Mapping[str, Any]) -> None:
+        self._turn, self._tool_use_id, self._tool, self._input = (
+            turn, tool_use_id, tool, tool_input)
         self._label = call_label(tool.name, tool_input, tool.describe, policy.project_root)
 
     def settled(self, decision: Decision) -> GateVerdict:
@@ -391,22 +394,24 @@ class _Refusals:
         return unasked_verdict(self._tool, self._input, decision)
 
     def _emit(self, reason: str, *, denied: bool, rule: str = "") -> None:
-        self._call.emit(ApprovalRefused(
-            tool_use_id=self._call.tool_use_id, tool_name=self._tool.name,
+        if self._turn is None:
+            return
+        self._turn.emit(ApprovalRefused(
+            tool_use_id=self._tool_use_id, tool_name=self._tool.name,
             tool_input=dict(self._input), label=self._label, reason=reason, denied=denied,
             suggested_rule=rule))
 
 
 async def _permission_request_hooks(
-    call: GateCall, tool: Tool, tool_input: Mapping[str, Any],
+    turn: Turn | None, tool_use_id: str, tool: Tool, tool_input: Mapping[str, Any],
 ) -> GateVerdict | None:
     """Let PermissionRequest hooks answer for the user; None when none decided."""
-    hooks = call.hooks
+    hooks = turn.hooks if turn is not None else None
     if hooks is None or not hooks.active(HookEvent.PERMISSION_REQUEST, tool.name):
         return None
     result = await hooks.fire(HookEvent.PERMISSION_REQUEST, tool_name=tool.name,
                               tool_input=dict(tool_input),
-                              tool_use_id=call.tool_use_id or None)
+                              tool_use_id=tool_use_id or None)
     if result.permission is PermissionDecision.ALLOW:
         return GateVerdict(allowed=True, decided_by=f"PermissionRequest hook {result.source}")
     if result.permission is PermissionDecision.DENY or result.blocked:
@@ -417,8 +422,9 @@ async def _permission_request_hooks(
 
 
 async def _remember(policy: PermissionPolicy, request: ApprovalRequest,
-                    answer: ApprovalAnswer) -> str:
-    """Store an allowing answer at its scope; return the entry stored, or ""."""
+                    answer: ApprovalAnswer, turn: Turn) -> str:
+    """Store an allowing answer at its scope (the turn's session's, or the agent's); return
+    the entry stored, or ""."""
     if not answer.allowed or answer.scope is ApprovalScope.ONCE:
         return ""
     agent = answer.scope is ApprovalScope.AGENT
@@ -432,11 +438,17 @@ async def _remember(policy: PermissionPolicy, request: ApprovalRequest,
     if not rule:
         return ""
     try:
-        if answer.scope is ApprovalScope.AGENT:
-            await asyncio.to_thread(policy.remember, answer.scope, rule)
+        if agent:
+            stored = await asyncio.to_thread(policy.remember, answer.scope, rule, turn)
         else:
-            policy.remember(answer.scope, rule)
+            stored = policy.remember(answer.scope, rule, turn)
     except OSError as exc:
         log.warning("could not remember the approval %s: %s", rule, exc)
         return ""
-    return rule if policy.store(answer.scope) is not None else ""
+    return rule if stored or _kept(policy, answer.scope, rule, turn) else ""
+
+
+def _kept(policy: PermissionPolicy, scope: ApprovalScope, rule: str, turn: Turn) -> bool:
+    """Tell whether ``rule`` is among the entries kept at ``scope`` (added before)."""
+    store = policy.store(scope, turn)
+    return store is not None and rule in store.entries()

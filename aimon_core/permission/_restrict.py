@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent import GateCall, GateVerdict, ToolGate
+from aimon_core.agent import GateVerdict, ToolGate
 from aimon_core.hook import PermissionDecision
 from aimon_core.permission._gate import decide
 from aimon_core.permission._rules import PermissionRules, Verdict, parse_rule
@@ -44,7 +44,7 @@ def restricted_gate(inner: ToolGate, restrictions: Mapping[str, tuple[str, ...]]
 
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
                    hint: PermissionDecision | None = None,
-                   call: GateCall | None = None) -> GateVerdict:
+                   tool_use_id: str = "") -> GateVerdict:
         allowed = rules.get(tool.name)
         if allowed is not None:
             decision = decide(tool, tool_input, allowed, project_root, cwd=ctx.cwd)
@@ -54,6 +54,6 @@ def restricted_gate(inner: ToolGate, restrictions: Mapping[str, tuple[str, ...]]
                     allowed=False, decided_by=f"agent {agent}'s tool list",
                     message=(f"Permission denied: agent {agent!r} may use {tool.name} only as "
                              f"{only}. Do not retry this call; stay within those patterns."))
-        return await inner(tool, tool_input, ctx, hint=hint, call=call)
+        return await inner(tool, tool_input, ctx, hint=hint, tool_use_id=tool_use_id)
 
     return gate

@@ -5,15 +5,9 @@ callers all get their runtimes here.
 """
 
 from aimon_core.runtime._assembly import AgentAssembly, default_store
-from aimon_core.runtime._build import (
-    RuntimeFlags,
-    RuntimeParts,
-    RuntimeSetupError,
-    build_runtime,
-    choose_model,
-    find_agent,
-    load_runtime_settings,
-)
+from aimon_core.runtime._build import build_runtime
+from aimon_core.runtime._configure import choose_model, find_agent, load_runtime_settings
+from aimon_core.runtime._parts import RuntimeFlags, RuntimeParts, RuntimeSetupError
 from aimon_core.runtime._registry import AgentRuntimeRegistry, TrustAsker
 
 __all__ = [

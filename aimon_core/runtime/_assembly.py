@@ -7,7 +7,11 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
+
+from aimon_core.runtime._configure import hook_specs, permission_rules
+from aimon_core.runtime._parts import RuntimeFlags, RuntimeSetupError
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentRuntime
@@ -17,17 +21,19 @@ if TYPE_CHECKING:
     from aimon_core.live import LiveSession
     from aimon_core.mcp import MCPServers
     from aimon_core.permission import PermissionPolicy
-    from aimon_core.runtime._build import RuntimeFlags
     from aimon_core.session import SessionStore
     from aimon_core.tools import ToolContext
 
 
 @dataclass(slots=True, kw_only=True)
 class AgentAssembly:
-    """What `build_runtime` made: the runtime its sessions share, and what governs it.
+    """The agent-runtime scope: what `build_runtime` made, shared by the agent's sessions.
 
-    Created once per agent and shared by its sessions; whoever built it closes it (`aclose`).
-    Settings reloads change it in place (`apply_settings`), so every session sees them.
+    It holds the runtime the executor uses, the permission policy (rules, mode, agent-scope
+    approvals), the hooks, the settings, the slash commands, the MCP servers and the work
+    that outlives a turn (background subagents); nothing of any one session. Whoever built it
+    closes it (`aclose`, or `async with`). Settings reloads change it in place
+    (`apply_settings`), so every session sees them.
     """
 
     project_root: Path
@@ -68,38 +74,37 @@ class AgentAssembly:
             path_filter=read_filter(lambda: policy.rules, root),
         )
 
+    async def __aenter__(self) -> AgentAssembly:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
     async def open_session(self, store: SessionStore | None = None, *,
                            session_id: str | None = None, holder: str | None = None
                            ) -> LiveSession:
         """Open a new session (or resume `session_id`) on this runtime.
 
-        `store` defaults to the file store under aimon's data folder. The session's
-        approvals are kept on its record; turn approvals are forgotten as each turn starts.
-        Slash commands typed as input run with this runtime's policy and settings.
+        `store` defaults to the file store under aimon's data folder. The session keeps its
+        own turn and session approvals (those on its record); slash commands typed as input
+        run with this runtime's policy and settings. The caller closes the session.
         """
         from aimon_core.compact import compaction_settings
-        from aimon_core.live import LiveSession, SessionCommandHost, TurnStarted
+        from aimon_core.live import LiveSession, LiveSessionOptions
 
         store = store if store is not None else await asyncio.to_thread(default_store)
         config = self.settings.settings.compaction
         compaction = compaction_settings(
             threshold=config.threshold, context_window=config.context_window,
             result_limit_tokens=config.tool_result_limit_tokens, environ=os.environ)
-        live = await LiveSession.open(self.runtime, store, self.tool_context(),
-                                      session_id=session_id, holder=holder,
-                                      commands=self.commands, compaction=compaction)
-        if self.flags.model and live.runtime.model != self.runtime.model:
-            live.set_model(self.runtime.model)  # --model beats a resumed session's /model
-        live.command_host = SessionCommandHost(live, live.commands or self._commands(),
-                                               policy=self.policy, settings=self.settings)
-        live.command_host.mcp_servers = self.mcp
-        if self.mcp is not None:
-            live.prompt_expanders.append(self._attach_mcp_resources)
-        policy = self.policy
-        policy.session.attach(live.record.approvals, live.set_approvals)
-        policy.start_turn()
-        live.subscribe(lambda e: policy.start_turn() if isinstance(e, TurnStarted) else None)
-        return live
+        options = LiveSessionOptions(
+            commands=self.commands, scope=self, compaction=compaction,
+            prompt_expanders=(self._attach_mcp_resources,) if self.mcp is not None else (),
+            # --model beats a resumed session's /model.
+            model=self.runtime.model if self.flags.model else None)
+        return await LiveSession.open(self.runtime, store, self.tool_context(),
+                                      session_id=session_id, holder=holder, options=options)
 
     def _commands(self) -> CommandRegistry:
         assert self.commands is not None
@@ -114,7 +119,6 @@ class AgentAssembly:
         of running sessions stay as they were (a note says so). Problems go to ``on_error``.
         """
         from aimon_core.permission import PermissionModeError, RuleError
-        from aimon_core.runtime._build import RuntimeSetupError, hook_specs, permission_rules
 
         new, old = loaded.settings, self.settings.settings
         notes: list[str] = []

@@ -2,195 +2,36 @@
 
 Print mode, the REPL, subagent and skill forks, and library callers all ask for a runtime here
 (or through `AgentRuntimeRegistry`): find the agent definition (built-in < user < project),
-choose provider and model, build the permission policy, the hooks, the tools from the tool
-providers, and return them together as an `AgentAssembly`.
+choose provider and model, build the permission policy, the hooks, the skills and subagents,
+the tools from the tool providers, and return them together as an `AgentAssembly`. Each part
+is made whole, with what it needs, in that order: nothing is wired afterwards.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from aimon_core.runtime._assembly import AgentAssembly
+from aimon_core.runtime._configure import (
+    build_hooks,
+    build_policy,
+    choose_model,
+    find_agent,
+    load_runtime_settings,
+)
+from aimon_core.runtime._extension_tools import SkillToolProvider, SubagentToolProvider
+from aimon_core.runtime._extensions import Extensions, load_extension_registries
+from aimon_core.runtime._fork import ForkBase
+from aimon_core.runtime._parts import NO_FLAGS, NO_PARTS, RuntimeFlags, RuntimeParts
+from aimon_core.runtime._tooling import agent_tools, tool_names
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
     from aimon_core.command import CommandRegistry
     from aimon_core.config import LoadedSettings
-    from aimon_core.hook import CommandHookSpec, HookRegistry
-    from aimon_core.llm import LLMClient, ProviderChoice
-    from aimon_core.permission import PermissionPolicy, PermissionRules
-    from aimon_core.runtime._assembly import AgentAssembly
-    from aimon_core.runtime._extensions import Extensions
-    from aimon_core.tools import Tool, ToolProvider
-
-
-class RuntimeSetupError(Exception):
-    """The flags or configuration cannot build a runtime; the message says how to fix it."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RuntimeFlags:
-    """What a caller (the command line, a library user) asks for beyond the settings files.
-
-    None means "not given": the settings, the environment and the agent decide.
-    """
-
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    agent: str | None = None
-    allowed: tuple[str, ...] = ()
-    disallowed: tuple[str, ...] = ()
-    permission_mode: str | None = None
-
-    def settings_layer(self) -> dict[str, Any]:
-        """Return the model flags in the shape of a settings file (None: not given)."""
-        return {"model": self.model, "provider": self.provider, "base_url": self.base_url}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RuntimeParts:
-    """Extra parts a caller adds to what the settings build (library users, tests).
-
-    `tools` are added to the built-in ones; `providers` replace the built-in providers;
-    `client` replaces the model client chosen from settings and environment (then `model`
-    names the model, default the agent's).
-    """
-
-    tools: tuple[Tool, ...] = ()
-    providers: tuple[ToolProvider, ...] | None = None
-    client: LLMClient | None = None
-    model: str | None = None
-    trust_all: bool = False
-    agent_definition: AgentDefinition | None = None
-
-
-NO_FLAGS = RuntimeFlags()
-NO_PARTS = RuntimeParts()
-
-
-def load_runtime_settings(project_root: Path, flags: RuntimeFlags = NO_FLAGS, *,
-                          trust_all: bool = False) -> LoadedSettings:
-    """Load user, project and local settings plus the flags; RuntimeSetupError if broken."""
-    from aimon_core.config import SettingsError, TrustStore, load_settings
-
-    try:
-        return load_settings(project_root, flags=flags.settings_layer(),
-                             trust_store=TrustStore(), trust_all=trust_all)
-    except SettingsError as exc:
-        raise RuntimeSetupError(str(exc)) from None
-
-
-def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
-    """Return the named agent from the project, the user config, or the built-ins."""
-    from aimon_core.agent import AgentDefinitionError, load_agent_file, load_builtin_agent
-    from aimon_core.session import user_config_dir
-
-    if name is None or name == "default":
-        return load_builtin_agent("default")
-    folders = (project_root / ".aimon" / "agents", project_root / ".claude" / "agents",
-               user_config_dir() / "agents")
-    for folder in folders:
-        path = folder / f"{name}.md"
-        if path.is_file():
-            try:
-                return load_agent_file(path)
-            except AgentDefinitionError as exc:
-                raise RuntimeSetupError(f"agent {name!r} cannot be loaded: {exc}") from exc
-    try:
-        return load_builtin_agent(name)
-    except AgentDefinitionError:
-        raise RuntimeSetupError(
-            f"no agent named {name!r}: looked in {', '.join(str(f) for f in folders)} "
-            "and the built-in agents") from None
-
-
-def choose_model(flags: RuntimeFlags, settings: LoadedSettings, agent: AgentDefinition
-                 ) -> ProviderChoice:
-    """Choose provider and model: flags, then settings and environment, then the agent's."""
-    from aimon_core.llm import ModelConfigError, choose_provider, probe_ollama
-
-    merged = settings.settings
-    try:
-        choice = choose_provider(
-            provider=merged.provider, model=merged.model, base_url=merged.base_url,
-            env=os.environ,
-            # Tests and CI switch the local-server probe off so a stray Ollama cannot answer.
-            probe_local=(lambda: None) if os.environ.get("AIMON_NO_LOCAL_PROBE") else probe_ollama,
-        )
-    except ModelConfigError as exc:
-        raise RuntimeSetupError(exc.message) from exc
-    wanted = agent.model.name
-    if wanted is None or merged.model or os.environ.get("AIMON_MODEL") or choice.detected_local:
-        return choice
-    implied = "anthropic" if wanted.startswith("claude") else (
-        "openai" if wanted.startswith(("gpt", "o3", "o4")) else None)
-    if implied not in (None, choice.provider):
-        return choice
-    return replace(choice, model=wanted)
-
-
-def permission_rules(flags: RuntimeFlags, settings: LoadedSettings
-                     ) -> tuple[PermissionRules, tuple[Path, ...]]:
-    """Return the settings' rules merged with the flags', and the extra folders.
-
-    Raises RuleError if a rule does not parse.
-    """
-    from aimon_core.permission import PermissionRules, RuleError, unknown_tool
-
-    permissions = settings.settings.permissions
-    flag_rules = PermissionRules.parse(allow=flags.allowed, deny=flags.disallowed)
-    for rule in flag_rules.deny:
-        # A deny flag that never matches would leave the user unprotected: fail closed.
-        if (problem := unknown_tool(rule)) is not None:
-            raise RuleError(rule.text, f"--disallowed-tools would never match it: {problem}")
-    return (permissions.rules().merged(flag_rules),
-            tuple(Path(p) for p in permissions.additional_directories))
-
-
-def build_policy(project_root: Path, flags: RuntimeFlags, settings: LoadedSettings,
-                 runtime_id: str, agent_scope: str) -> tuple[PermissionPolicy, list[str]]:
-    """Return the permission policy from settings and flags, and notes for the user."""
-    from aimon_core.permission import (
-        AgentApprovalStore,
-        PermissionModeError,
-        PermissionPolicy,
-        RuleError,
-        agent_approvals_path,
-        parse_mode,
-    )
-    from aimon_core.session import user_data_dir
-
-    permissions = settings.settings.permissions
-    try:
-        rules, extra_dirs = permission_rules(flags, settings)
-        mode = (parse_mode(flags.permission_mode) if flags.permission_mode
-                else permissions.default_mode)
-        agent_store = AgentApprovalStore(agent_approvals_path(user_data_dir(), runtime_id))
-        policy = PermissionPolicy(rules, mode, project_root, agent=agent_store,
-                                  extra_dirs=extra_dirs, agent_scope=agent_scope)
-    except (RuleError, PermissionModeError, ValueError) as exc:
-        raise RuntimeSetupError(str(exc)) from None
-    return policy, [agent_store.problem] if agent_store.problem else []
-
-
-def hook_specs(settings: LoadedSettings) -> tuple[CommandHookSpec, ...]:
-    """Return the command hooks of every settings file; RuntimeSetupError if one is broken."""
-    from aimon_core.hook import HookConfigError
-
-    try:
-        return settings.hook_specs()
-    except HookConfigError as exc:
-        raise RuntimeSetupError(str(exc)) from None
-
-
-def build_hooks(settings: LoadedSettings, project_root: Path) -> HookRegistry:
-    """Return a hook registry holding the command hooks of every loaded settings file."""
-    from aimon_core.hook import HookRegistry
-
-    return HookRegistry(hook_specs(settings), project_dir=project_root)
+    from aimon_core.permission import PermissionPolicy
 
 
 def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
@@ -205,8 +46,6 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     from aimon_core.agent import AgentRuntime, AgentRuntimeId
     from aimon_core.llm import ModelSettings, make_client
     from aimon_core.permission import interactive_gate, restricted_gate
-    from aimon_core.runtime._assembly import AgentAssembly
-    from aimon_core.runtime._fork import capturing_gate
     from aimon_core.session import project_key
 
     root = Path(project_root).resolve()
@@ -223,35 +62,55 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
             notices.append(f"No API key configured: using the local model server at "
                            f"{choice.base_url} (model {choice.model}).")
         client, model = make_client(choice), choice.model
-    from aimon_core.runtime._extensions import load_extensions
-
-    # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
-    extensions = load_extensions(root)
-    notices.extend(extensions.notices())
-    tools, restrictions, notes = _agent_tools(agent, root, parts, extensions)
-    notices.extend(notes)
-    agent = _with_listing(agent, extensions, tools)
     # Agent-scope approvals belong to the agent in this project, never to every project.
     runtime_id = AgentRuntimeId.of(agent.name, project_key(str(root)))
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
                                  agent_scope=f"agent {agent.name} in {root}")
     notices.extend(notes)
     hooks = build_hooks(settings, root)
-    gate = capturing_gate(restricted_gate(interactive_gate(policy), restrictions,
-                                          project_root=root, agent=agent.name),
-                          frozenset({"Skill", "Task"}))
+    # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
+    skills, agents = load_extension_registries(root)
+    model_settings = ModelSettings()
+    extensions = Extensions(
+        project_root=root, skills=skills, agents=agents, runtime_id=str(runtime_id),
+        forks=ForkBase(project_root=root, client=client, model=model, settings=model_settings,
+                       policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
+                       restrictions=_restrictions(agent), agent_name=agent.name))
+    notices.extend(extensions.notices())
+    providers = parts.providers
+    if providers is None:
+        from aimon_core.tools import builtin_providers
+
+        providers = (*builtin_providers(), SkillToolProvider(extensions),
+                     SubagentToolProvider(extensions))
+    tools, restrictions, notes = agent_tools(agent, root, providers, parts.tools)
+    notices.extend(notes)
+    agent = _with_listing(agent, extensions, tools)
+    gate = restricted_gate(interactive_gate(policy), restrictions, project_root=root,
+                           agent=agent.name)
     runtime = AgentRuntime(
         agent=agent, client=client, model=model, tools=tools, gate=gate,
-        settings=ModelSettings(), hooks=hooks, id=runtime_id,
+        settings=model_settings, hooks=hooks, id=runtime_id,
         permission_mode=lambda: policy.mode.value,
     )
-    assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
-                             hooks=hooks, settings=settings, notices=notices,
-                             commands=_commands(extensions, notices, root),
-                             mcp=mcp_servers(settings, tools, policy, agent))
-    extensions.assembly = assembly
-    assembly.closers.append(extensions.tasks.close)  # background subagents end with the runtime
-    return assembly
+    return AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
+                         hooks=hooks, settings=settings, notices=notices,
+                         commands=_commands(extensions, notices, root),
+                         mcp=mcp_servers(settings, tools, policy, agent),
+                         # Background subagents end with the runtime.
+                         closers=[extensions.tasks.close])
+
+
+def _restrictions(agent: AgentDefinition) -> dict[str, tuple[str, ...]]:
+    """Return the agent's tool patterns (checked again, with a message, by `agent_tools`)."""
+    from aimon_core.permission import RuleError, tool_restrictions
+
+    if agent.tools is None:
+        return {}
+    try:
+        return tool_restrictions(agent.tools)
+    except RuleError:
+        return {}
 
 
 def _warm_first_call() -> None:
@@ -303,45 +162,6 @@ def _with_listing(agent: AgentDefinition, extensions: Extensions, tools: Any
     return replace(agent, prompt_template=f"{agent.prompt_template.rstrip()}\n\n{section}\n")
 
 
-def _agent_tools(agent: AgentDefinition, root: Path, parts: RuntimeParts,
-                 extensions: Extensions | None = None
-                 ) -> tuple[Any, dict[str, tuple[str, ...]], list[str]]:
-    """Return the agent's tool registry, its per-tool patterns, and notes about its list.
-
-    With `extensions`, the Skill and subagent tools join the built-in providers.
-    """
-    from aimon_core.permission import RuleError, tool_restrictions
-    from aimon_core.tools import (
-        ToolProviderContext,
-        ToolRegistry,
-        builtin_providers,
-        provided_tools,
-    )
-
-    providers = parts.providers if parts.providers is not None else builtin_providers()
-    if extensions is not None and parts.providers is None:
-        from aimon_core.runtime._extension_tools import SkillToolProvider, SubagentToolProvider
-
-        providers = (*providers, SkillToolProvider(extensions), SubagentToolProvider(extensions))
-    context = ToolProviderContext(project_root=root, agent_name=agent.name)
-    tools = ToolRegistry((*provided_tools(providers, context), *parts.tools))
-    if agent.tools is None:
-        return tools, {}, []
-    try:
-        restrictions = tool_restrictions(agent.tools)
-    except RuleError as exc:
-        raise RuntimeSetupError(f"{agent.source}: the tool list has a bad entry: {exc}") from None
-    names = _names(agent.tools)
-    unknown = [name for name in names if name not in tools]
-    notes = [f"{agent.source}: agent {agent.name!r} names tools aimon does not have: "
-             f"{', '.join(unknown)}"] if unknown else []
-    return tools.only(names), restrictions, notes
-
-
-def _names(entries: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(entry.split("(", 1)[0].strip() for entry in entries))
-
-
 def mcp_servers(settings: LoadedSettings, tools: Any, policy: PermissionPolicy,
                 agent: AgentDefinition) -> Any:
     """Return the MCPServers of the settings' `mcpServers` (not started), or None if none.
@@ -354,7 +174,7 @@ def mcp_servers(settings: LoadedSettings, tools: Any, policy: PermissionPolicy,
         return None
     from aimon_core.mcp import MCPServers
 
-    wanted = set(_names(agent.tools)) if agent.tools is not None else None
+    wanted = set(tool_names(agent.tools)) if agent.tools is not None else None
 
     def allow(name: str) -> bool:
         return wanted is None or name in wanted or any(

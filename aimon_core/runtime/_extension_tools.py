@@ -1,23 +1,17 @@
 """The Skill, Task, TaskList, TaskStop and AgentOutput tools, and their two providers.
 
-They live beside the composition root because they start forks, which need the parent's
-assembly (client, policy, hooks). Names and input shapes follow Claude Code's tools.
+They are ordinary tools: each call reads its Turn from the tool context (`ctx.turn`), so a
+fork runs for the session whose call started it. Names and input shapes follow Claude Code's
+tools.
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
+from aimon_core.runtime._extensions import Extensions
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolProviderContext, ToolResult
-
-if TYPE_CHECKING:
-    from aimon_core.agent import ExecutionResult
-    from aimon_core.runtime._extensions import Extensions
 
 SKILL_DESCRIPTION = """\
 Activate one of the skills listed under "Skills" in your instructions, by its name.
@@ -106,72 +100,6 @@ AGENT_OUTPUT_SCHEMA = {
 }
 
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
-
-
-@dataclass(slots=True, kw_only=True)
-class BackgroundTask:
-    """A subagent running in the background: its id, what it does, and its asyncio task."""
-
-    id: str
-    agent: str
-    description: str
-    task: asyncio.Task[ExecutionResult]
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def state(self) -> str:
-        """Return running, completed, failed or stopped."""
-        if not self.task.done():
-            return "running"
-        if self.task.cancelled():
-            return "stopped"
-        return "failed" if self.task.exception() is not None else "completed"
-
-
-class BackgroundTasks:
-    """The background subagent tasks of one runtime; it owns them and stops them on close."""
-
-    def __init__(self) -> None:
-        self._tasks: dict[str, BackgroundTask] = {}
-        self._ids = itertools.count(1)
-
-    def add(self, agent: str, description: str, task: asyncio.Task[ExecutionResult]
-            ) -> BackgroundTask:
-        """Track `task` and return its record."""
-        entry = BackgroundTask(id=f"task-{next(self._ids)}", agent=agent,
-                               description=description, task=task)
-        self._tasks[entry.id] = entry
-        return entry
-
-    def get(self, task_id: str) -> BackgroundTask | None:
-        """Return the task with that id, if any."""
-        return self._tasks.get(task_id.strip())
-
-    def all(self) -> tuple[BackgroundTask, ...]:
-        """Return every task, oldest first."""
-        return tuple(self._tasks.values())
-
-    async def close(self) -> None:
-        """Stop every running task and wait for it to end."""
-        running = [t.task for t in self._tasks.values() if not t.task.done()]
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.wait(running)
-
-
-def task_answer(entry: BackgroundTask) -> ToolResult:
-    """Return what AgentOutput says about a finished task."""
-    from aimon_core.runtime._fork import fork_answer
-
-    if entry.task.cancelled():
-        return ToolResult.error(f"Task {entry.id} was stopped before it finished.")
-    exc = entry.task.exception()
-    if exc is not None:
-        return ToolResult.error(f"Task {entry.id} failed: {exc}")
-    result = entry.task.result()
-    return ToolResult.ok(fork_answer(result, entry.agent), task_id=entry.id,
-                         stop=result.stop.value, agent=entry.agent)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """Skills and subagents in use: loaded once per runtime, offered as tools and slash commands.
 
-`load_extensions` reads every layer (built-in < bundled < user < .claude < .aimon) once, when
-the runtime is built. `Extensions` then answers the Skill and Task tools, the skill-backed
-slash commands (`/review src/app.py`) and `/skills`, `/agents`, `/task`, and owns the
-background tasks.
+`load_extension_registries` reads every layer (built-in < bundled < user < .claude < .aimon)
+once, when the runtime is built. `Extensions` then answers the Skill and Task tools, the
+skill-backed slash commands (`/review src/app.py`) and `/skills`, `/agents`, `/task`, and owns
+the background tasks. It is given what forks borrow (a `ForkBase`) when it is made; the
+session a fork works for comes with each call's Turn.
 """
 
 from __future__ import annotations
@@ -17,21 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_core.runtime._extension_tools import BackgroundTasks, task_answer
-from aimon_core.runtime._fork import (
-    ForkParent,
-    ForkRequest,
-    current_call,
-    fork_answer,
-    new_execution_id,
-    run_fork,
-)
+from aimon_core.agent import Turn, new_execution_id
+from aimon_core.runtime._background import BackgroundTask, BackgroundTasks
+from aimon_core.runtime._fork import ForkBase, ForkRequest, fork_answer, run_fork
 from aimon_core.tools import ToolContext, ToolInput, ToolResult
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition, ExecutionResult
     from aimon_core.command import CommandHost, CommandOutcome, CommandRun, SlashCommand
-    from aimon_core.runtime._assembly import AgentAssembly
     from aimon_core.skill import RenderContext, Skill, SkillRegistry
     from aimon_core.subagent import AgentRegistry
 
@@ -42,7 +36,7 @@ class InvokeError(Exception):
     """A skill or subagent cannot be started; the message says why and what to do."""
 
 
-def load_extensions(project_root: Path) -> Extensions:
+def load_extension_registries(project_root: Path) -> tuple[SkillRegistry, AgentRegistry]:
     """Load the skills and subagents of every layer for `project_root` (blocking)."""
     from aimon_core.skill import default_roots, load_skills, materialize_bundle
     from aimon_core.subagent import default_agent_roots, load_agents
@@ -52,9 +46,8 @@ def load_extensions(project_root: Path) -> Extensions:
     except OSError as exc:  # a read-only checkout: the built-ins are read from the package
         log.info("built-in skills not copied to the project: %s", exc)
         bundled = None
-    return Extensions(project_root=project_root,
-                      skills=load_skills(default_roots(project_root, bundled_dir=bundled)),
-                      agents=load_agents(default_agent_roots(project_root)))
+    return (load_skills(default_roots(project_root, bundled_dir=bundled)),
+            load_agents(default_agent_roots(project_root)))
 
 
 def _user() -> str:
@@ -67,17 +60,20 @@ def _user() -> str:
 class Extensions:
     """The skills and subagents of one runtime, what starts them, and its background tasks.
 
-    `assembly` is set by `build_runtime` once the runtime exists: forks borrow its client,
-    permission policy and hooks.
+    Args:
+        forks: what forks borrow from the runtime (client, policy, hooks); None: skills and
+            subagents are listed, but a fork cannot run (it says so).
+        runtime_id: the runtime's id, as a skill body may name it.
     """
 
-    def __init__(self, *, project_root: Path, skills: SkillRegistry,
-                 agents: AgentRegistry) -> None:
+    def __init__(self, *, project_root: Path, skills: SkillRegistry, agents: AgentRegistry,
+                 forks: ForkBase | None = None, runtime_id: str = "") -> None:
         self.project_root = project_root
         self.skills = skills
         self.agents = agents
+        self.forks = forks
+        self.runtime_id = runtime_id
         self.tasks = BackgroundTasks()
-        self.assembly: AgentAssembly | None = None
 
     # -- what is loaded
 
@@ -112,10 +108,10 @@ class Extensions:
         """Return the render context of a skill started in a session or in an execution."""
         from aimon_core.skill import RenderContext
 
-        runtime_id = str(self.assembly.runtime.runtime_id) if self.assembly else ""
         if not session_id:
             session_id, execution_id = None, execution_id or new_execution_id()
-        return RenderContext(agent_runtime_id=runtime_id, user=_user(), session_id=session_id,
+        return RenderContext(agent_runtime_id=self.runtime_id, user=_user(),
+                             session_id=session_id,
                              execution_id=None if session_id else execution_id)
 
     # -- starting skills and subagents
@@ -171,24 +167,26 @@ class Extensions:
                                                         execution_id=execution_id))
         return replace(self.fork_request(skill, body), execution_id=execution_id)
 
-    async def fork(self, request: ForkRequest, parent: ForkParent) -> ExecutionResult:
-        """Run a fork on this runtime's assembly."""
-        if self.assembly is None:
+    async def fork(self, request: ForkRequest, turn: Turn, context: ToolContext
+                   ) -> ExecutionResult:
+        """Run a fork for `turn`'s session, on what this runtime lends its forks."""
+        if self.forks is None:
             raise InvokeError(f"{request.label} declares a fork, but no runtime is configured "
                               "to run it here (forks need a runtime built by build_runtime).")
-        return await run_fork(self.assembly, request, parent)
+        return await run_fork(self.forks, request, turn, context)
 
     async def skill_tool(self, name: str, args: str, ctx: ToolContext) -> ToolResult:
         """Run the Skill tool: an inline skill's instructions, or a forked skill's answer."""
+        turn = ctx.turn or Turn()
         try:
             skill = self.skill_named(name, by_model=True)
             if skill.execution.mode != "fork":
-                body = _render(skill, args, self.render_context(session_id=ctx.session_id))
+                body = _render(skill, args, self.render_context(session_id=turn.session_id))
                 return ToolResult.ok(
                     f'Skill "{skill.name}" is active (base directory {skill.directory}). '
                     f"Follow these instructions:\n\n{body}", skill=skill.name, forked=False)
             request = self.forked(skill, args)
-            result = await self.fork(request, ForkParent.of_call(current_call(), ctx))
+            result = await self.fork(request, turn, ctx)
         except InvokeError as exc:
             return ToolResult.error(str(exc))
         answer = fork_answer(result, request.agent.name)
@@ -207,15 +205,15 @@ class Extensions:
         description = inp.string("description")
         request = ForkRequest(agent=agent, goal=inp.string("prompt"),
                               execution_id=new_execution_id(), label=f"task {description!r}")
-        parent = ForkParent.of_call(current_call(), ctx)
+        turn = ctx.turn or Turn()
         try:
             if inp.boolean("run_in_background"):
-                task = asyncio.get_running_loop().create_task(self.fork(request, parent))
+                task = asyncio.get_running_loop().create_task(self.fork(request, turn, ctx))
                 entry = self.tasks.add(agent.name, description, task)
                 return ToolResult.ok(
                     f"Started {entry.id} (subagent {agent.name}) in the background. Read its "
                     f"answer with AgentOutput(task_id={entry.id!r}).", task_id=entry.id)
-            result = await self.fork(request, parent)
+            result = await self.fork(request, turn, ctx)
         except InvokeError as exc:
             return ToolResult.error(str(exc))
         return ToolResult.ok(fork_answer(result, agent.name), agent=agent.name,
@@ -286,7 +284,7 @@ class Extensions:
                 return CommandOutcome.submit(
                     _render(skill, args, self.render_context(session_id=str(live.id))))
             request = self.forked(skill, args)
-            result = await self.fork(request, self._session_parent(host))
+            result = await self.fork(request, *self._session_turn(host))
         except InvokeError as exc:
             return CommandOutcome.error(str(exc))
         answer = fork_answer(result, request.agent.name)
@@ -302,18 +300,17 @@ class Extensions:
             await host.live_session()
             request = ForkRequest(agent=agent, goal=goal, execution_id=new_execution_id(),
                                   label="task")
-            result = await self.fork(request, self._session_parent(host))
+            result = await self.fork(request, *self._session_turn(host))
         except InvokeError as exc:
             return CommandOutcome.error(str(exc))
         return CommandOutcome(text=fork_answer(result, agent.name), is_error=not result.stop.ok)
 
-    def _session_parent(self, host: CommandHost) -> ForkParent:
+    def _session_turn(self, host: CommandHost) -> tuple[Turn, ToolContext]:
+        """Return the Turn and tool context of a fork a slash command starts in its session."""
         live = host.live
-        if live is None or self.assembly is None:
+        if live is None:
             raise InvokeError("no session is open to run the fork in")
-        context = replace(self.assembly.tool_context(), session_id=str(live.id))
-        return ForkParent(tool_context=context, session_id=str(live.id), hooks=live.hooks,
-                          ask=live.ask, emit=live.notify)
+        return live.command_turn(), live.tool_context
 
     def skills_text(self) -> str:
         """Return what /skills shows: each skill, its layer and file, and problems."""
@@ -322,6 +319,18 @@ class Extensions:
     def agents_text(self) -> str:
         """Return what /agents shows: each subagent, its layer and file, and problems."""
         return listing_text("subagents", self.agents.listing(), self.agents.failures)
+
+
+def task_answer(entry: BackgroundTask) -> ToolResult:
+    """Return what AgentOutput says about a finished background task."""
+    if entry.task.cancelled():
+        return ToolResult.error(f"Task {entry.id} was stopped before it finished.")
+    exc = entry.task.exception()
+    if exc is not None:
+        return ToolResult.error(f"Task {entry.id} failed: {exc}")
+    result = entry.task.result()
+    return ToolResult.ok(fork_answer(result, entry.agent), task_id=entry.id,
+                         stop=result.stop.value, agent=entry.agent)
 
 
 def _render(skill: Skill, args: str, context: RenderContext) -> str:

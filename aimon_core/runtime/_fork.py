@@ -1,19 +1,18 @@
-"""Forks: a subagent or a forked skill run in a fresh context, inside its parent's session.
+"""Forks: a subagent or a forked skill run in a fresh context, for the session that starts it.
 
-A fork gets its runtime from the parent's assembly: the same model client, the parent's
-permission policy (so the invoking session's approvals and denials apply inside it), the
-settings' hooks minus the per-turn ones, and its own tool list. It runs with its own budget and
-an execution id; it has no session of its own and writes nothing to the session store. Its
-progress goes to the parent's event stream as notices; approval questions go to the parent's
-asker, so the person sees and answers them as their own.
+A fork borrows from its runtime (a `ForkBase`, given when the runtime is built): the model
+client, the permission policy, the settings' hooks minus the per-turn ones, and the project.
+It runs with its own tool list and budget and an `ExecutionId`; it writes nothing to the
+session store. Everything else comes from the Turn of the call that starts it: its hooks fire
+for that session, its approval questions go to that session's asker (the person sees and
+answers them as their own), its "for this session" approvals are that session's, and its
+progress goes to that session's event stream as notices.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from aimon_core.agent import (
@@ -24,79 +23,49 @@ from aimon_core.agent import (
     ApprovalRequested,
     ApprovalResolved,
     ApprovalWithdrawn,
-    Asker,
     ExecutionBudget,
+    ExecutionId,
     ExecutionRequest,
     ExecutionResult,
-    GateCall,
-    GateVerdict,
     ModelRetrying,
     Notice,
     OrcaExecutor,
     ToolCallStarted,
-    ToolGate,
+    Turn,
+    new_execution_id,
 )
-from aimon_core.hook import HookDispatcher, HookEvent, HookRegistry, PermissionDecision
-from aimon_core.llm import Message
-from aimon_core.tools import Tool, ToolContext
+from aimon_core.hook import HookEvent, HookRegistry
+from aimon_core.llm import LLMClient, Message, ModelSettings
+from aimon_core.runtime._tooling import Restrictions, agent_tools
+from aimon_core.tools import ToolContext
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from aimon_core.runtime._assembly import AgentAssembly
+    from aimon_core.permission import PermissionPolicy
     from aimon_core.skill import Skill
 
-# The tool call being run, captured by the gate for the tools that start forks: the executor
-# hands the session's asker, hooks and event sink to the gate only, and the fork needs them.
-_CALL: ContextVar[GateCall | None] = ContextVar("aimon_fork_call", default=None)
 # Per-turn hook events a fork does not fire (it fires SubagentStart and SubagentStop instead).
 _TURN_EVENTS = frozenset({HookEvent.ON_START, HookEvent.ON_STOP})
 
 
-def _drop(event: AgentEvent) -> None:
-    return None
-
-
-def capturing_gate(inner: ToolGate, names: frozenset[str]) -> ToolGate:
-    """Return a gate that remembers the call of the tools in `names`, then asks `inner`."""
-
-    async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
-                   hint: PermissionDecision | None = None,
-                   call: GateCall | None = None) -> GateVerdict:
-        if tool.name in names:
-            # Set in the task that runs this call; the tool's run reads it in the same task.
-            _CALL.set(call)
-        return await inner(tool, tool_input, ctx, hint=hint, call=call)
-
-    return gate
-
-
-def current_call() -> GateCall | None:
-    """Return the gate call of the forking tool running in this task, if any."""
-    return _CALL.get()
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ForkParent:
-    """What a fork borrows from whoever starts it: hooks, the asker and the event sink.
+class ForkBase:
+    """What a runtime lends the forks its sessions start.
 
-    `session_id` is the invoking session's: the fork has none of its own, but its hooks and
-    approvals are that session's.
+    `restrictions` are the runtime's own agent's tool patterns (`Bash(git log:*)`): a fork
+    is held to them too, so an agent cannot widen its reach by starting a subagent.
     """
 
-    tool_context: ToolContext
-    session_id: str = ""
-    hooks: HookDispatcher | None = None
-    ask: Asker | None = None
-    emit: Callable[[AgentEvent], None] = field(default=_drop)
-
-    @classmethod
-    def of_call(cls, call: GateCall | None, ctx: ToolContext) -> ForkParent:
-        """Return the parent of a fork started by a tool call (`current_call()`)."""
-        if call is None:
-            return cls(tool_context=ctx, session_id=ctx.session_id)
-        return cls(tool_context=ctx, session_id=ctx.session_id, hooks=call.hooks, ask=call.ask,
-                   emit=call.emit)
+    project_root: Path
+    client: LLMClient
+    model: str
+    settings: ModelSettings
+    policy: PermissionPolicy
+    hooks: HookRegistry
+    permission_mode: Callable[[], str | None]
+    restrictions: Restrictions
+    agent_name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,67 +79,63 @@ class ForkRequest:
     goal: str
     tools: tuple[str, ...] | None = None
     max_iterations: int | None = None
-    execution_id: str = ""
+    execution_id: ExecutionId | None = None
     # What started it, for the notices: "task", "skill review".
     label: str = "task"
     # The forked skill, whose own `hooks:` run as the fork's hooks (None: a plain subagent).
     skill: Skill | None = None
 
 
-def new_execution_id() -> str:
-    """Return a fresh ExecutionId for a fork."""
-    return f"exec-{uuid.uuid4().hex[:12]}"
-
-
-def fork_runtime(assembly: AgentAssembly, agent: AgentDefinition,
+def fork_runtime(base: ForkBase, agent: AgentDefinition,
                  tools: tuple[str, ...] | None = None) -> AgentRuntime:
-    """Return the runtime of a fork of `agent` on the parent's client, policy and hooks.
+    """Return the runtime of a fork of `agent` on the base's client, policy and hooks.
 
     Raises RuntimeSetupError when the tool list has a bad entry.
     """
     from aimon_core.permission import interactive_gate, restricted_gate
-    from aimon_core.runtime._build import RuntimeParts, _agent_tools
     from aimon_core.session import project_key
     from aimon_core.tools import builtin_providers
 
     definition = agent if tools is None else replace(agent, tools=tools)
-    root = assembly.project_root
+    root = base.project_root
     # A fork gets the built-in tools only: no Skill, no Task (subagents do not nest).
-    registry, restrictions, _ = _agent_tools(definition, root,
-                                             RuntimeParts(providers=builtin_providers()))
-    parent = assembly.runtime
-    gate = restricted_gate(interactive_gate(assembly.policy), restrictions, project_root=root,
+    registry, restrictions, _ = agent_tools(definition, root, builtin_providers())
+    gate = restricted_gate(interactive_gate(base.policy), restrictions, project_root=root,
                            agent=agent.name)
-    hooks = HookRegistry([spec for spec in assembly.hooks.commands
+    gate = restricted_gate(gate, base.restrictions, project_root=root, agent=base.agent_name)
+    hooks = HookRegistry([spec for spec in base.hooks.commands
                           if spec.event not in _TURN_EVENTS],
-                         project_dir=assembly.hooks.project_dir)
+                         project_dir=base.hooks.project_dir)
     return AgentRuntime(
-        agent=definition, client=parent.client, model=_model(agent, parent), tools=registry,
-        gate=gate, settings=parent.settings, hooks=hooks,
+        agent=definition, client=base.client, model=_model(agent, base), tools=registry,
+        gate=gate, settings=base.settings, hooks=hooks,
         id=AgentRuntimeId.of(agent.name, project_key(str(root))),
-        permission_mode=parent.permission_mode,
+        permission_mode=base.permission_mode,
     )
 
 
-def _model(agent: AgentDefinition, parent: AgentRuntime) -> str:
-    """Return the agent's own model when the parent's provider serves it, else the parent's."""
+def _model(agent: AgentDefinition, base: ForkBase) -> str:
+    """Return the agent's own model when the base's provider serves it, else the base's."""
     wanted = agent.model.name
     if wanted is None:
-        return parent.model
+        return base.model
     implied = "anthropic" if wanted.startswith("claude") else (
         "openai" if wanted.startswith(("gpt", "o3", "o4")) else None)
-    return wanted if implied == parent.client.provider else parent.model
+    return wanted if implied == base.client.provider else base.model
 
 
-async def run_fork(assembly: AgentAssembly, request: ForkRequest, parent: ForkParent
+async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: ToolContext
                    ) -> ExecutionResult:
-    """Run one fork to its end; SubagentStart and SubagentStop hooks fire around it."""
+    """Run one fork to its end for `parent`'s session; SubagentStart/Stop hooks fire around it.
+
+    `context` is the tool context of whoever starts it (the fork gets fresh read tracking).
+    """
     from aimon_core.tools import ToolState
 
-    runtime = fork_runtime(assembly, request.agent, request.tools)
+    runtime = fork_runtime(base, request.agent, request.tools)
     execution_id = request.execution_id or new_execution_id()
     name = request.agent.name
-    _add_skill_hooks(request, runtime, assembly.project_root, parent.emit)
+    _add_skill_hooks(request, runtime, base.project_root, parent.emit)
     # SubagentStart/Stop fire on the session's own hooks; inside, the per-turn ones do not.
     hooks = None if parent.hooks is None else parent.hooks.bound(registry=runtime.hooks)
     if parent.hooks is not None:
@@ -179,10 +144,14 @@ async def run_fork(assembly: AgentAssembly, request: ForkRequest, parent: ForkPa
     parent.emit(Notice(text=f"{request.label}: subagent {name} started ({execution_id})"))
     budget = ExecutionBudget(
         max_iterations=request.max_iterations or request.agent.max_iterations or 100)
-    context = replace(parent.tool_context, session_id="", state=ToolState())
+    turn = Turn(execution_id=execution_id, session_id=parent.session_id, hooks=hooks,
+                emit=_relay(name, parent.emit), ask=parent.ask,
+                turn_approvals=parent.turn_approvals,
+                session_approvals=parent.session_approvals,
+                before_changes=parent.before_changes)
     result = await OrcaExecutor().execute(runtime, ExecutionRequest(
-        prompt=Message.user(request.goal), tool_context=context, budget=budget, hooks=hooks,
-        ask=parent.ask, on_event=_relay(name, parent.emit), execution_id=execution_id))
+        prompt=Message.user(request.goal), turn=turn, budget=budget,
+        tool_context=replace(context, state=ToolState(), turn=None)))
     if parent.hooks is not None:
         await parent.hooks.fire(HookEvent.SUBAGENT_STOP, agent_id=execution_id,
                                 agent_type=name, last_assistant_message=result.text)

@@ -8,14 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_core.runtime._build import (
+from aimon_core.runtime._build import build_runtime
+from aimon_core.runtime._configure import load_runtime_settings
+from aimon_core.runtime._parts import (
     NO_FLAGS,
     NO_PARTS,
     RuntimeFlags,
     RuntimeParts,
     RuntimeSetupError,
-    build_runtime,
-    load_runtime_settings,
 )
 
 if TYPE_CHECKING:

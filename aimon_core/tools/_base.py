@@ -17,6 +17,7 @@ from aimon_core.tools._fastcheck import plainly_fits
 from aimon_core.tools._preview import Describer, Previewer
 
 if TYPE_CHECKING:
+    from aimon_core.agent import Turn
     from aimon_core.filesystem import VirtualFileSystem
     from aimon_core.shell import VirtualShell
     from aimon_core.tools._state import ToolState
@@ -135,14 +136,18 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolContext:
-    """What a tool run may use. Immutable; per-session state lives in `state`."""
+    """What a tool run may use. Immutable; per-session state lives in `state`.
+
+    `turn` is the execution the call belongs to (`aimon_core.agent.Turn`: its session, hooks,
+    asker and event sink), set by the executor for every call; None outside an execution.
+    """
 
     project_root: Path
     cwd: Path
     fs: VirtualFileSystem
     shell: VirtualShell
     state: ToolState
-    session_id: str = ""
+    turn: Turn | None = None
     agent_name: str = "default"
     # (name, value) of credentials to hide from tool results: `execute_tool` replaces each
     # value with `[REDACTED:name]`. By default the credentials in aimon's own environment.

@@ -15,4 +15,4 @@ from aimon_core.tools._state import ToolState
 @pytest.fixture
 def context(tmp_path: Path) -> ToolContext:
     return ToolContext(project_root=tmp_path, cwd=tmp_path, fs=LocalFileSystem(tmp_path),
-                       shell=LocalShell(), state=ToolState(), session_id="s1")
+                       shell=LocalShell(), state=ToolState())

@@ -23,6 +23,7 @@ from aimon_core.agent import (
     StopCause,
     ToolCallFinished,
     ToolCallStarted,
+    Turn,
     allow_all,
     parse_agent,
 )
@@ -83,8 +84,8 @@ def run(runtime: AgentRuntime, context: ToolContext, prompt: str = "go",
     events: list[AgentEvent] = []
     committed: list[Message] = []
     request = ExecutionRequest(prompt=Message.user(prompt), tool_context=context,
-                               environment=ENV, on_event=events.append,
-                               on_message=committed.append, **kw)
+                               environment=ENV, **kw,
+                               turn=Turn(emit=events.append, persist=committed.append))
     result = asyncio.run(OrcaExecutor().execute(runtime, request))
     return result, events, committed
 
@@ -256,8 +257,8 @@ def test_interrupt_during_tool_answers_every_call(context: ToolContext) -> None:
 
     async def main() -> None:
         request = ExecutionRequest(prompt=Message.user("go"), tool_context=context,
-                                   environment=ENV, on_message=committed.append,
-                                   on_event=events.append)
+                                   environment=ENV,
+                                   turn=Turn(persist=committed.append, emit=events.append))
         task = asyncio.create_task(OrcaExecutor().execute(runtime, request))
         await asyncio.wait_for(started.wait(), 5)
         task.cancel()
@@ -300,7 +301,7 @@ def test_interrupt_mid_stream_keeps_partial_text(context: ToolContext) -> None:
 
     async def main() -> None:
         request = ExecutionRequest(prompt=Message.user("go"), tool_context=context,
-                                   environment=ENV, on_message=committed.append)
+                                   environment=ENV, turn=Turn(persist=committed.append))
         task = asyncio.create_task(OrcaExecutor().execute(make_runtime(client), request))
         await asyncio.wait_for(client.streaming.wait(), 5)
         task.cancel()

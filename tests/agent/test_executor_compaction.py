@@ -16,6 +16,7 @@ from aimon_core.agent import (
     ExecutionResult,
     OrcaExecutor,
     StopCause,
+    Turn,
     allow_all,
     parse_agent,
 )
@@ -82,7 +83,7 @@ def run(client: ScriptedLLMClient, compactor: Squash, context: ToolContext
                            tools=ToolRegistry([OK]))
     events: list[AgentEvent] = []
     request = ExecutionRequest(prompt=Message.user("go"), tool_context=context,
-                               environment=ENV, on_event=events.append, compactor=compactor)
+                               environment=ENV, turn=Turn(emit=events.append), compactor=compactor)
     return asyncio.run(OrcaExecutor().execute(runtime, request)), events
 
 

@@ -16,6 +16,7 @@ from aimon_core.agent import (
     Notice,
     OrcaExecutor,
     StopCause,
+    Turn,
     parse_agent,
 )
 from aimon_core.hook import CommandHookSpec, HookDispatcher, HookEvent, HookRegistry
@@ -49,11 +50,11 @@ def run_with(tmp_path: Path, client: ScriptedLLMClient, specs: list[CommandHookS
                            tools=ToolRegistry([SHELL]), hooks=registry)
     events: list[AgentEvent] = []
     committed: list[Message] = []
-    hooks = HookDispatcher(registry, session_id=context.session_id, cwd=context.cwd,
+    hooks = HookDispatcher(registry, session_id="s1", cwd=context.cwd,
                            transcript_path="/t.jsonl", permission_mode=lambda: "acceptEdits")
     request = ExecutionRequest(prompt=Message.user("please"), tool_context=context,
-                               environment=ENV, on_event=events.append,
-                               on_message=committed.append, hooks=hooks)
+                               environment=ENV, turn=Turn(session_id="s1", emit=events.append,
+                                                          persist=committed.append, hooks=hooks))
     return asyncio.run(OrcaExecutor().execute(runtime, request)), events, committed
 
 

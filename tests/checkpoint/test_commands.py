@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aimon_core.agent import ApprovalAnswer, ApprovalRequested, ApprovalScope, StopCause
-from aimon_core.live import LiveSession, LiveSessionEvent
+from aimon_core.live import LiveSession, LiveSessionEvent, SessionCommandHost
 from aimon_core.llm import ScriptedLLMClient, reply, script
 from aimon_core.runtime import AgentAssembly, RuntimeFlags, RuntimeParts, build_runtime
 from aimon_core.session import FileSessionLeaseStore, FileSessionRecordStore, SessionStore
@@ -147,17 +147,21 @@ def test_a_restore_names_files_changed_outside_aimon(tmp_path: Path) -> None:
     async def main() -> str:
         assembly = await asyncio.to_thread(assemble, root, client)
         live = await open_allowing(assembly, file_store(tmp_path))
-        assert live.command_host is not None
 
-        async def confirm(question: str, details: str) -> bool:
-            asked.append(question)
-            return True
+        class AskingHost(SessionCommandHost):
+            """A host with someone to ask (as the REPL's), who says yes."""
 
-        live.command_host.confirm = confirm  # type: ignore[method-assign]
+            async def confirm(self, question: str, details: str) -> bool:
+                asked.append(question)
+                return True
+
+        assert assembly.commands is not None
         try:
             await live.submit("write notes")
             (root / "src" / "a.py").write_text("the user's own edit\n")
-            return (await live.submit("/undo")).text
+            outcome = await assembly.commands.run(
+                "/undo", AskingHost(live, assembly.commands, assembly))
+            return outcome.text
         finally:
             await live.close()
             await assembly.aclose()

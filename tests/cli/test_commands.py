@@ -33,7 +33,7 @@ from aimon_core.command import (
     parse_slash,
 )
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.live import LiveSession
+from aimon_core.live import LiveSession, LiveSessionOptions
 from aimon_core.llm import LLMClient, reply, script
 from aimon_core.session import (
     BudgetOverride,
@@ -80,7 +80,7 @@ async def repl_host(tmp_path: Path, client: LLMClient, store: SessionStore | Non
         ctx = ToolContext(project_root=project, cwd=project, fs=LocalFileSystem(project),
                           shell=LocalShell(), state=ToolState())
         return await LiveSession.open(runtime, store, ctx, session_id=session_id,
-                                      environment=ENV)
+                                      options=LiveSessionOptions(environment=ENV))
 
     out = StringIO()
     console = Console(file=out, width=120, force_terminal=False, color_system=None)

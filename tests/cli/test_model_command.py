@@ -15,7 +15,7 @@ from rich.console import Console
 from aimon_cli.repl import ReplOptions, ReplSession
 from aimon_core.agent import AgentRuntime, Environment, parse_agent
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.live import LiveSession
+from aimon_core.live import LiveSession, LiveSessionOptions
 from aimon_core.llm import ScriptedLLMClient, reply
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 from aimon_core.shell import LocalShell
@@ -36,7 +36,7 @@ def test_the_repl_switches_the_model_for_the_next_prompt(tmp_path: Path,
         ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, fs=LocalFileSystem(tmp_path),
                           shell=LocalShell(), state=ToolState())
         return await LiveSession.open(runtime, store, ctx, session_id=session_id,
-                                      environment=ENV)
+                                      options=LiveSessionOptions(environment=ENV))
 
     async def test() -> None:
         console = Console(file=StringIO(), width=120, color_system=None)

@@ -214,6 +214,6 @@ def test_print_mode_starts_with_the_collector_held_and_a_warm_cache_the_second_t
     assert first["exit"] == 0
     if sys.version_info < (3, 12):  # 3.12 watches pidfds itself (aimon_cli/_children.py)
         assert first["child watcher"] == "_PidfdWatcher"
-    assert first["compiled"] == first["used"] > 500  # a cold cache: everything compiled once
+    assert first["compiled"] == first["used"] > 400  # a cold cache: everything compiled once
     assert second["compiled"] == 0 and second["used"] == first["used"]
     assert list((tmp_path / "cache").iterdir()) == [_startup.cache_file(tmp_path / "cache")]

@@ -12,7 +12,7 @@ import pytest
 from aimon_core.agent import AgentRuntime, Environment, StopCause, parse_agent
 from aimon_core.command import default_registry, known_name
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.live import LiveSession
+from aimon_core.live import LiveSession, LiveSessionOptions
 from aimon_core.live._host import SessionCommandHost
 from aimon_core.llm import ScriptedLLMClient, ScriptStep, reply
 from aimon_core.runtime import AgentAssembly, RuntimeFlags, RuntimeParts, build_runtime
@@ -44,8 +44,9 @@ async def session(tmp_path: Path, client: ScriptedLLMClient, model: str, *,
     runtime = AgentRuntime(agent=AGENT, client=client, model=model, tools=ToolRegistry(tools))
     ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, fs=LocalFileSystem(tmp_path),
                       shell=LocalShell(), state=ToolState())
-    live = await LiveSession.open(runtime, store, ctx, session_id=session_id, environment=ENV,
-                                  commands=default_registry())
+    live = await LiveSession.open(runtime, store, ctx, session_id=session_id,
+                                  options=LiveSessionOptions(environment=ENV,
+                                                             commands=default_registry()))
     try:
         yield live
     finally:

@@ -31,7 +31,7 @@ from aimon_core.compact import (
 )
 from aimon_core.filesystem import LocalFileSystem
 from aimon_core.hook import CommandHookSpec, HookEvent, HookRegistry
-from aimon_core.live import LiveSession
+from aimon_core.live import LiveSession, LiveSessionOptions
 from aimon_core.llm import (
     LLMBadRequestError,
     LLMRequest,
@@ -129,8 +129,9 @@ class Setup:
                           fs=LocalFileSystem(self.project), shell=LocalShell(),
                           state=ToolState())
         return await LiveSession.open(self.runtime, self.store, ctx, session_id=session_id,
-                                      environment=ENV, compaction=self.settings,
-                                      commands=default_registry())
+                                      options=LiveSessionOptions(environment=ENV,
+                                                                 compaction=self.settings,
+                                                                 commands=default_registry()))
 
 
 def collect(live: LiveSession) -> list[AgentEvent]:

@@ -14,7 +14,6 @@ from aimon_core.agent import (
     AgentRuntime,
     Environment,
     ExecutionBudget,
-    GateCall,
     GateVerdict,
     StopCause,
     allow_all,
@@ -26,6 +25,7 @@ from aimon_core.hook import PermissionDecision
 from aimon_core.live import (
     LiveSession,
     LiveSessionEvent,
+    LiveSessionOptions,
     SubmitOutcome,
     TurnFinished,
     TurnQueued,
@@ -74,7 +74,8 @@ ENV = Environment(cwd=Path("/p"), platform="test", date="2026-01-01")
 
 async def open_live(runtime: AgentRuntime, store: SessionStore, ctx: ToolContext,
                     session_id: str | None = None) -> LiveSession:
-    return await LiveSession.open(runtime, store, ctx, session_id=session_id, environment=ENV)
+    return await LiveSession.open(runtime, store, ctx, session_id=session_id,
+                                  options=LiveSessionOptions(environment=ENV))
 
 
 def test_turns_persist_and_totals_survive_reopen(tmp_path: Path) -> None:
@@ -256,7 +257,7 @@ def test_a_call_starts_durably_unless_the_tool_or_the_gate_says_it_changes_nothi
         tmp_path: Path) -> None:
     async def gate(tool: Tool, tool_input: Mapping[str, Any], ctx: ToolContext, *,
                    hint: PermissionDecision | None = None,
-                   call: GateCall | None = None) -> GateVerdict:
+                   tool_use_id: str = "") -> GateVerdict:
         return GateVerdict(allowed=True, read_only=tool_input.get("proven") is True)
 
     reader = Tool(name="Look", description="Look", run=ok_tool, read_only=True,

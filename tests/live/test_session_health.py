@@ -8,7 +8,7 @@ from pathlib import Path
 
 from aimon_core.agent import AgentRuntime, Environment, allow_all, parse_agent
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.live import LiveSession, LiveSessionEvent
+from aimon_core.live import LiveSession, LiveSessionEvent, LiveSessionOptions
 from aimon_core.live._history import turn_history
 from aimon_core.llm import (
     LLMConnectionError,
@@ -46,7 +46,7 @@ class Setup:
                           fs=LocalFileSystem(self.project), shell=LocalShell(),
                           state=ToolState())
         return await LiveSession.open(self.runtime, self.store, ctx, session_id=session_id,
-                                      environment=ENV)
+                                      options=LiveSessionOptions(environment=ENV))
 
 
 def roles(messages: tuple[Message, ...] | list[Message]) -> list[str]:

@@ -107,14 +107,6 @@ def test_session_store_reports_changes() -> None:
     session.clear()
     assert len(saved) == 2
 
-    other: list[tuple[str, ...]] = []
-    session.attach(("Bash(npm test)",), other.append)
-    assert session.entries() == ("Bash(npm test)",)
-    assert other == []
-    session.add("Bash(ls)")
-    assert other == [("Bash(npm test)", "Bash(ls)")]
-    assert len(saved) == 2
-
 
 def test_session_skips_bad_entries_from_the_record(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):

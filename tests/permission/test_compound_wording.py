@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aimon_core.agent import GateCall
+from aimon_core.agent import Turn
 from aimon_core.filesystem import LocalFileSystem
 from aimon_core.permission import (
     ApprovalAnswer,
@@ -112,7 +113,7 @@ def test_deny_rules_still_win_with_their_own_reason() -> None:
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(project_root=tmp_path, cwd=tmp_path, fs=LocalFileSystem(tmp_path),
-                       shell=LocalShell(), state=ToolState(), session_id="s1")
+                       shell=LocalShell(), state=ToolState())
 
 
 def _bash(command: str) -> tuple[Any, dict[str, Any]]:
@@ -132,12 +133,12 @@ def test_the_approval_question_and_print_refusal_name_the_part(tmp_path: Path,
 
     async def run() -> None:
         command = 'git status && rm -rf "my build"'
-        await interactive_gate(policy)(*_bash(command), ctx, call=GateCall(ask=ask))
+        await interactive_gate(policy)(*_bash(command), replace(ctx, turn=Turn(ask=ask)))
         assert asked[0].reason == 'no rule allows `rm -rf "my build"`' + REST
         # Print mode (no one to ask): the model is told the part and the flag for it.
-        for gate, call in ((interactive_gate(policy), GateCall()),
+        for gate, turn in ((interactive_gate(policy), Turn()),
                            (print_mode_gate(rules, project_root=tmp_path), None)):
-            verdict = await gate(*_bash(command), ctx, call=call)
+            verdict = await gate(*_bash(command), replace(ctx, turn=turn))
             assert not verdict.allowed
             assert verdict.message.startswith(
                 'Permission needed: no rule allows `rm -rf "my build"` (the rest is allowed), '

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from aimon_core.agent import Turn
 from aimon_core.config import SettingsError
 from aimon_core.config._validate import check_layer
 from aimon_core.permission import (
     PermissionMode,
     PermissionPolicy,
     PermissionRules,
+    SessionApprovals,
     Verdict,
     evaluate_command,
 )
@@ -330,11 +332,11 @@ def test_accept_edits_still_allows_ordinary_files(tmp_path: Path) -> None:
 def test_a_remembered_approval_does_not_lift_a_deny_rule_suspicion(tmp_path: Path) -> None:
     rules = PermissionRules.parse(allow=("Bash(ls:*)",), deny=("Bash(touch:*)",))
     policy = PermissionPolicy(rules, PermissionMode.DEFAULT, tmp_path)
-    policy.session.add("Bash(python3:*)")
+    turn = Turn(session_approvals=SessionApprovals(("Bash(python3:*)",)))
     bash = _tool("Bash")
-    decision = policy.decide(bash, {"command": "python3 -c 'x'"})
+    decision = policy.decide(bash, {"command": "python3 -c 'x'"}, turn=turn)
     assert decision.verdict is ASK
-    decision = policy.decide(bash, {"command": "python3 run_tests.py"})
+    decision = policy.decide(bash, {"command": "python3 run_tests.py"}, turn=turn)
     assert decision.verdict is ASK
 
 

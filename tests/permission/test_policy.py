@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from aimon_core.agent import GateCall, GateVerdict
+from aimon_core.agent import GateVerdict, Turn
 from aimon_core.filesystem import LocalFileSystem
 from aimon_core.hook import HookDispatcher, PermissionDecision
 from aimon_core.permission import (
@@ -21,6 +21,7 @@ from aimon_core.permission import (
     ApprovalRequested,
     ApprovalResolved,
     ApprovalScope,
+    Decision,
     PermissionMode,
     PermissionModeError,
     PermissionPolicy,
@@ -81,7 +82,19 @@ class Setup:
     extra: bool = False
 
 
-def make_policy(setup: Setup, project: Path, tmp_path: Path) -> PermissionPolicy:
+@dataclass
+class InSession:
+    """A policy and the Turn of a session whose turn and session approvals it consults."""
+
+    policy: PermissionPolicy
+    turn: Turn
+
+    def decide(self, tool: Tool, tool_input: dict[str, Any], *,
+               hint: PermissionDecision | None = None) -> Decision:
+        return self.policy.decide(tool, tool_input, hint=hint, turn=self.turn)
+
+
+def make_policy(setup: Setup, project: Path, tmp_path: Path) -> InSession:
     turn = TurnApprovals()
     for rule in setup.turn:
         turn.add(rule)
@@ -90,11 +103,11 @@ def make_policy(setup: Setup, project: Path, tmp_path: Path) -> PermissionPolicy
         agent.add(rule)
     extra = tmp_path / "extra"
     extra.mkdir(exist_ok=True)
-    return PermissionPolicy(
+    policy = PermissionPolicy(
         PermissionRules.parse(allow=setup.allow, ask=setup.ask, deny=setup.deny),
-        setup.mode, project, turn=turn, session=SessionApprovals(setup.session), agent=agent,
-        extra_dirs=(extra,) if setup.extra else (),
-    )
+        setup.mode, project, agent=agent, extra_dirs=(extra,) if setup.extra else ())
+    return InSession(policy, Turn(turn_approvals=turn,
+                                  session_approvals=SessionApprovals(setup.session)))
 
 
 PLAN = Setup(mode=PermissionMode.PLAN)
@@ -285,7 +298,7 @@ def no(reason: str = "") -> ApprovalAnswer:
 @pytest.fixture
 def ctx(project: Path) -> ToolContext:
     return ToolContext(project_root=project, cwd=project, fs=LocalFileSystem(project),
-                       shell=LocalShell(), state=ToolState(), session_id="s1")
+                       shell=LocalShell(), state=ToolState())
 
 
 Run = Callable[..., GateVerdict]
@@ -293,26 +306,36 @@ Run = Callable[..., GateVerdict]
 
 def asking(approve: Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]] | None,
            on_event: Callable[[object], None] = lambda e: None,
-           hooks: HookDispatcher | None = None) -> GateCall:
-    """Return what the executor gives the gate: here the asker puts the question on the
-    event stream first, as LiveSession does."""
+           hooks: HookDispatcher | None = None, session: SessionApprovals | None = None,
+           turn: TurnApprovals | None = None) -> Turn:
+    """Return the Turn the executor gives the gate (in the tool context): here the asker puts
+    the question on the event stream first, as LiveSession does."""
+    approvals = {"session_approvals": session or SessionApprovals(),
+                 "turn_approvals": turn or TurnApprovals()}
     if approve is None:
-        return GateCall(emit=on_event, hooks=hooks)
+        return Turn(session_id="s1", emit=on_event, hooks=hooks, **approvals)
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         on_event(ApprovalRequested(request=request))
         return await approve(request)
 
-    return GateCall(ask=ask, emit=on_event, hooks=hooks)
+    return Turn(session_id="s1", ask=ask, emit=on_event, hooks=hooks, **approvals)
+
+
+def in_turn(ctx: ToolContext, turn: Turn) -> ToolContext:
+    """Return the tool context of a call made in `turn` (as the executor passes it)."""
+    return replace(ctx, turn=turn)
 
 
 def runner(policy: PermissionPolicy, approver: Approver | None, ctx: ToolContext,
-           events: list[object] | None = None) -> Run:
+           events: list[object] | None = None, *, session: SessionApprovals | None = None,
+           turn: TurnApprovals | None = None) -> Run:
     gate = interactive_gate(policy)
-    gate_call = asking(approver, events.append if events is not None else lambda e: None)
+    the_turn = asking(approver, events.append if events is not None else lambda e: None,
+                      session=session, turn=turn)
 
     def run(tool: str, value: str) -> GateVerdict:
-        return asyncio.run(gate(*call(tool, value), ctx, call=gate_call))
+        return asyncio.run(gate(*call(tool, value), in_turn(ctx, the_turn)))
 
     return run
 
@@ -320,10 +343,10 @@ def runner(policy: PermissionPolicy, approver: Approver | None, ctx: ToolContext
 def test_session_answer_allows_the_same_call_later(project: Path, ctx: ToolContext) -> None:
     saved: list[tuple[str, ...]] = []
     session = SessionApprovals((), saved.append)
-    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project, session=session)
+    policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
     approver = Approver([yes(ApprovalScope.SESSION), no()])
     events: list[object] = []
-    run = runner(policy, approver, ctx, events)
+    run = runner(policy, approver, ctx, events, session=session)
 
     assert run("Bash", "npm test").allowed
     request = approver.requests[0]
@@ -345,11 +368,12 @@ def test_session_answer_allows_the_same_call_later(project: Path, ctx: ToolConte
 def test_turn_answer_lasts_until_the_next_turn(project: Path, ctx: ToolContext) -> None:
     policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
     approver = Approver([yes(ApprovalScope.TURN), yes(ApprovalScope.ONCE)])
-    run = runner(policy, approver, ctx)
+    turn = TurnApprovals()
+    run = runner(policy, approver, ctx, turn=turn)
     assert run("Edit", "src/a.py").allowed
     assert run("Write", "src/a.py").allowed
     assert len(approver.requests) == 1
-    policy.start_turn()
+    turn.clear()  # the session clears them as its next turn starts
     assert run("Edit", "src/a.py").allowed
     assert len(approver.requests) == 2
 
@@ -357,10 +381,11 @@ def test_turn_answer_lasts_until_the_next_turn(project: Path, ctx: ToolContext) 
 def test_once_answer_remembers_nothing(project: Path, ctx: ToolContext) -> None:
     policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
     approver = Approver([yes(ApprovalScope.ONCE), no()])
-    run = runner(policy, approver, ctx)
+    session, turn = SessionApprovals(), TurnApprovals()
+    run = runner(policy, approver, ctx, session=session, turn=turn)
     assert run("Bash", "npm install").allowed
     assert not run("Bash", "npm install").allowed
-    assert policy.turn.entries() == policy.session.entries() == ()
+    assert turn.entries() == session.entries() == ()
 
 
 def test_agent_answer_persists_for_a_new_store(project: Path, ctx: ToolContext,
@@ -390,21 +415,22 @@ def test_revoke_clears_a_scope(project: Path, ctx: ToolContext, tmp_path: Path) 
     saved: list[tuple[str, ...]] = []
     path = tmp_path / "agent.json"
     policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project,
-                              session=SessionApprovals((), saved.append),
                               agent=AgentApprovalStore(path))
+    session = SessionApprovals((), saved.append)
     approver = Approver([yes(ApprovalScope.SESSION), yes(ApprovalScope.AGENT), no(), no()])
-    run = runner(policy, approver, ctx)
+    run = runner(policy, approver, ctx, session=session)
     assert run("Bash", "npm test").allowed
     assert run("Bash", "make").allowed
 
-    assert policy.revoke(ApprovalScope.SESSION) == ("Bash(npm test)",)
+    assert session.clear() == ("Bash(npm test)",)
     assert saved[-1] == ()
     assert not run("Bash", "npm test").allowed
     assert run("Bash", "make").allowed
-    assert policy.revoke(ApprovalScope.AGENT) == ("Bash(make)",)
+    agent = policy.store(ApprovalScope.AGENT, None)
+    assert agent is not None and agent.clear() == ("Bash(make)",)
     assert not path.exists()
     assert not run("Bash", "make").allowed
-    assert policy.revoke(ApprovalScope.ONCE) == ()
+    assert policy.store(ApprovalScope.ONCE, None) is None
 
 
 def test_denial_tells_the_model_the_reason(project: Path, ctx: ToolContext) -> None:
@@ -422,10 +448,12 @@ def test_denial_tells_the_model_the_reason(project: Path, ctx: ToolContext) -> N
 
 def test_answer_may_remember_a_broader_rule(project: Path, ctx: ToolContext) -> None:
     policy = PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, project)
-    run = runner(policy, Approver([yes(ApprovalScope.SESSION, rule="Bash(npm run:*)")]), ctx)
+    session = SessionApprovals()
+    run = runner(policy, Approver([yes(ApprovalScope.SESSION, rule="Bash(npm run:*)")]), ctx,
+                 session=session)
     assert run("Bash", "npm run build").allowed
     assert run("Bash", "npm run lint").allowed
-    assert policy.session.entries() == ("Bash(npm run:*)",)
+    assert session.entries() == ("Bash(npm run:*)",)
 
 
 def test_without_an_approver_the_refusal_names_the_flag(project: Path,
@@ -478,15 +506,16 @@ def test_cancel_while_asking_propagates(project: Path, ctx: ToolContext) -> None
                 asked.set()
 
         gate = interactive_gate(policy)
-        task = asyncio.create_task(gate(*call("Bash", "npm install"), ctx,
-                                        call=asking(approve, on_event)))
+        task = asyncio.create_task(gate(*call("Bash", "npm install"), in_turn(
+            ctx, asking(approve, on_event, session=session, turn=turn))))
         await asked.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
+    session, turn = SessionApprovals(), TurnApprovals()
     asyncio.run(scenario())
-    assert policy.session.entries() == policy.turn.entries() == ()
+    assert session.entries() == turn.entries() == ()
 
 
 def test_concurrent_asks_are_serialized_and_redecided(project: Path, ctx: ToolContext) -> None:
@@ -494,9 +523,9 @@ def test_concurrent_asks_are_serialized_and_redecided(project: Path, ctx: ToolCo
     approver = Approver([yes(ApprovalScope.SESSION)])
 
     async def scenario() -> list[GateVerdict]:
-        gate, ask = interactive_gate(policy), asking(approver)
+        gate, asked = interactive_gate(policy), in_turn(ctx, asking(approver))
         edit = call("Edit", "src/a.py")
-        return list(await asyncio.gather(gate(*edit, ctx, call=ask), gate(*edit, ctx, call=ask)))
+        return list(await asyncio.gather(gate(*edit, asked), gate(*edit, asked)))
 
     assert all(v.allowed for v in asyncio.run(scenario()))
     assert len(approver.requests) == 1
@@ -532,7 +561,8 @@ def test_permission_request_hooks_answer_for_the_user(tmp_path: Path) -> None:
                       shell=LocalShell(), state=ToolState())
 
     async def ask(command: str) -> tuple[bool, str]:
-        got = await gate(bash, {"command": command}, ctx, call=asking(None, hooks=dispatcher))
+        got = await gate(bash, {"command": command}, replace(ctx, turn=asking(None,
+                                                                            hooks=dispatcher)))
         return got.allowed, got.message
 
     assert asyncio.run(ask("make test"))[0] is True

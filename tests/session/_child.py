@@ -22,6 +22,7 @@ from aimon_core.agent import (
     Environment,
     ExecutionRequest,
     OrcaExecutor,
+    Turn,
     allow_all,
     parse_agent,
 )
@@ -70,9 +71,9 @@ def write_turn(records: FileSessionRecordStore, lease: SessionLease, session_id:
     request = ExecutionRequest(
         prompt=Message.user("write it"), tool_context=ctx,
         environment=Environment(cwd=project, platform="test", date="2026-01-01"),
-        on_message=lambda m: records.append(session_id, [m], lease=lease),
-        on_tool_started=lambda use, _: records.mark_tool_started(
-            session_id, [use.id], lease=lease, sync=True),
+        turn=Turn(persist=lambda m: records.append(session_id, [m], lease=lease),
+                  tool_started=lambda use, _: records.mark_tool_started(
+                      session_id, [use.id], lease=lease, sync=True)),
     )
     asyncio.run(OrcaExecutor().execute(runtime, request))
 

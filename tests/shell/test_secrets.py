@@ -43,7 +43,7 @@ def test_secret_values_skip_short_values_and_put_longest_first() -> None:
 
 def _ctx(project: Path, shell: LocalShell | None = None) -> ToolContext:
     return ToolContext(project_root=project, cwd=project, fs=LocalFileSystem(project),
-                       shell=shell or LocalShell(), state=ToolState(), session_id="s")
+                       shell=shell or LocalShell(), state=ToolState())
 
 
 def _bash(ctx: ToolContext, command: str) -> ToolResult:

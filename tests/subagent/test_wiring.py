@@ -365,7 +365,7 @@ def test_a_fork_inherits_the_sessions_approvals_and_asks_through_it(tmp_path: Pa
     async def main() -> None:
         assembly = assemble(root, client)
         live = await open_live(assembly, seen, ApprovalAnswer(allowed=False, reason="no"))
-        assembly.policy.remember(ApprovalScope.SESSION, "Write(approved.txt)")
+        live.session_approvals.add("Write(approved.txt)")
         await live.submit("write files")
         await live.close()
 

@@ -32,7 +32,6 @@ def ctx(project: Path) -> ToolContext:
         fs=LocalFileSystem(project),
         shell=LocalShell(kill_grace=0.5),
         state=ToolState(),
-        session_id="test-session",
     )
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from aimon_core.agent import AgentRuntime, Environment, allow_all, parse_agent
 from aimon_core.filesystem import LocalFileSystem
-from aimon_core.live import LiveSession
+from aimon_core.live import LiveSession, LiveSessionOptions
 from aimon_core.llm import ToolUseBlock, reply, script
 from aimon_core.session import (
     FileSessionLeaseStore,
@@ -86,8 +86,9 @@ def test_read_only_calls_are_written_but_not_synced(
                       shell=LocalShell(), state=ToolState())
 
     async def main() -> None:
-        live = await LiveSession.open(runtime, SessionStore(records, FileSessionLeaseStore(base)),
-                                      ctx, environment=ENV)
+        store = SessionStore(records, FileSessionLeaseStore(base))
+        live = await LiveSession.open(runtime, store, ctx,
+                                      options=LiveSessionOptions(environment=ENV))
         session.append(live.id)
         monkeypatch.setattr(os, "fsync", fsync)
         try:

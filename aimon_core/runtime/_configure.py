@@ -1,0 +1,144 @@
+"""What the settings make for a runtime: the agent, the model choice, the policy, the hooks.
+
+Pieces of the composition root (`build_runtime`) that settings reloads use again
+(`AgentAssembly.apply_settings`): each reads settings and flags and returns a value, or
+raises RuntimeSetupError with a message that says what to fix.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aimon_core.runtime._parts import NO_FLAGS, RuntimeFlags, RuntimeSetupError
+
+if TYPE_CHECKING:
+    from aimon_core.agent import AgentDefinition
+    from aimon_core.config import LoadedSettings
+    from aimon_core.hook import CommandHookSpec, HookRegistry
+    from aimon_core.llm import ProviderChoice
+    from aimon_core.permission import PermissionPolicy, PermissionRules
+
+
+def load_runtime_settings(project_root: Path, flags: RuntimeFlags = NO_FLAGS, *,
+                          trust_all: bool = False) -> LoadedSettings:
+    """Load user, project and local settings plus the flags; RuntimeSetupError if broken."""
+    from aimon_core.config import SettingsError, TrustStore, load_settings
+
+    try:
+        return load_settings(project_root, flags=flags.settings_layer(),
+                             trust_store=TrustStore(), trust_all=trust_all)
+    except SettingsError as exc:
+        raise RuntimeSetupError(str(exc)) from None
+
+
+def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
+    """Return the named agent from the project, the user config, or the built-ins."""
+    from aimon_core.agent import AgentDefinitionError, load_agent_file, load_builtin_agent
+    from aimon_core.session import user_config_dir
+
+    if name is None or name == "default":
+        return load_builtin_agent("default")
+    folders = (project_root / ".aimon" / "agents", project_root / ".claude" / "agents",
+               user_config_dir() / "agents")
+    for folder in folders:
+        path = folder / f"{name}.md"
+        if path.is_file():
+            try:
+                return load_agent_file(path)
+            except AgentDefinitionError as exc:
+                raise RuntimeSetupError(f"agent {name!r} cannot be loaded: {exc}") from exc
+    try:
+        return load_builtin_agent(name)
+    except AgentDefinitionError:
+        raise RuntimeSetupError(
+            f"no agent named {name!r}: looked in {', '.join(str(f) for f in folders)} "
+            "and the built-in agents") from None
+
+
+def choose_model(flags: RuntimeFlags, settings: LoadedSettings, agent: AgentDefinition
+                 ) -> ProviderChoice:
+    """Choose provider and model: flags, then settings and environment, then the agent's."""
+    from aimon_core.llm import ModelConfigError, choose_provider, probe_ollama
+
+    merged = settings.settings
+    try:
+        choice = choose_provider(
+            provider=merged.provider, model=merged.model, base_url=merged.base_url,
+            env=os.environ,
+            # Tests and CI switch the local-server probe off so a stray Ollama cannot answer.
+            probe_local=(lambda: None) if os.environ.get("AIMON_NO_LOCAL_PROBE") else probe_ollama,
+        )
+    except ModelConfigError as exc:
+        raise RuntimeSetupError(exc.message) from exc
+    wanted = agent.model.name
+    if wanted is None or merged.model or os.environ.get("AIMON_MODEL") or choice.detected_local:
+        return choice
+    implied = "anthropic" if wanted.startswith("claude") else (
+        "openai" if wanted.startswith(("gpt", "o3", "o4")) else None)
+    if implied not in (None, choice.provider):
+        return choice
+    return replace(choice, model=wanted)
+
+
+def permission_rules(flags: RuntimeFlags, settings: LoadedSettings
+                     ) -> tuple[PermissionRules, tuple[Path, ...]]:
+    """Return the settings' rules merged with the flags', and the extra folders.
+
+    Raises RuleError if a rule does not parse.
+    """
+    from aimon_core.permission import PermissionRules, RuleError, unknown_tool
+
+    permissions = settings.settings.permissions
+    flag_rules = PermissionRules.parse(allow=flags.allowed, deny=flags.disallowed)
+    for rule in flag_rules.deny:
+        # A deny flag that never matches would leave the user unprotected: fail closed.
+        if (problem := unknown_tool(rule)) is not None:
+            raise RuleError(rule.text, f"--disallowed-tools would never match it: {problem}")
+    return (permissions.rules().merged(flag_rules),
+            tuple(Path(p) for p in permissions.additional_directories))
+
+
+def build_policy(project_root: Path, flags: RuntimeFlags, settings: LoadedSettings,
+                 runtime_id: str, agent_scope: str) -> tuple[PermissionPolicy, list[str]]:
+    """Return the permission policy from settings and flags, and notes for the user."""
+    from aimon_core.permission import (
+        AgentApprovalStore,
+        PermissionModeError,
+        PermissionPolicy,
+        RuleError,
+        agent_approvals_path,
+        parse_mode,
+    )
+    from aimon_core.session import user_data_dir
+
+    permissions = settings.settings.permissions
+    try:
+        rules, extra_dirs = permission_rules(flags, settings)
+        mode = (parse_mode(flags.permission_mode) if flags.permission_mode
+                else permissions.default_mode)
+        agent_store = AgentApprovalStore(agent_approvals_path(user_data_dir(), runtime_id))
+        policy = PermissionPolicy(rules, mode, project_root, agent=agent_store,
+                                  extra_dirs=extra_dirs, agent_scope=agent_scope)
+    except (RuleError, PermissionModeError, ValueError) as exc:
+        raise RuntimeSetupError(str(exc)) from None
+    return policy, [agent_store.problem] if agent_store.problem else []
+
+
+def hook_specs(settings: LoadedSettings) -> tuple[CommandHookSpec, ...]:
+    """Return the command hooks of every settings file; RuntimeSetupError if one is broken."""
+    from aimon_core.hook import HookConfigError
+
+    try:
+        return settings.hook_specs()
+    except HookConfigError as exc:
+        raise RuntimeSetupError(str(exc)) from None
+
+
+def build_hooks(settings: LoadedSettings, project_root: Path) -> HookRegistry:
+    """Return a hook registry holding the command hooks of every loaded settings file."""
+    from aimon_core.hook import HookRegistry
+
+    return HookRegistry(hook_specs(settings), project_dir=project_root)

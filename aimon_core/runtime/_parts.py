@@ -1,0 +1,56 @@
+"""What a caller asks of the composition root: flags, extra parts, and its one error type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aimon_core.agent import AgentDefinition
+    from aimon_core.llm import LLMClient
+    from aimon_core.tools import Tool, ToolProvider
+
+
+class RuntimeSetupError(Exception):
+    """The flags or configuration cannot build a runtime; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeFlags:
+    """What a caller (the command line, a library user) asks for beyond the settings files.
+
+    None means "not given": the settings, the environment and the agent decide.
+    """
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    agent: str | None = None
+    allowed: tuple[str, ...] = ()
+    disallowed: tuple[str, ...] = ()
+    permission_mode: str | None = None
+
+    def settings_layer(self) -> dict[str, Any]:
+        """Return the model flags in the shape of a settings file (None: not given)."""
+        return {"model": self.model, "provider": self.provider, "base_url": self.base_url}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeParts:
+    """Extra parts a caller adds to what the settings build (library users, tests).
+
+    `tools` are added to the built-in ones (a rule may name them: `deny: ["word_count"]`);
+    `providers` replace the built-in providers; `client` replaces the model client chosen
+    from settings and environment (then `model` names the model, default the agent's).
+    """
+
+    tools: tuple[Tool, ...] = ()
+    providers: tuple[ToolProvider, ...] | None = None
+    client: LLMClient | None = None
+    model: str | None = None
+    trust_all: bool = False
+    agent_definition: AgentDefinition | None = None
+
+
+NO_FLAGS = RuntimeFlags()
+NO_PARTS = RuntimeParts()

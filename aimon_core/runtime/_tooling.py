@@ -1,0 +1,46 @@
+"""An agent's tools: what its providers give, narrowed to its tool list and its patterns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aimon_core.runtime._parts import RuntimeSetupError
+
+if TYPE_CHECKING:
+    from aimon_core.agent import AgentDefinition
+    from aimon_core.tools import Tool, ToolProvider, ToolRegistry
+
+Restrictions = dict[str, tuple[str, ...]]
+"""Per tool, the patterns an agent's tool list allows it (`Bash(git log:*)`)."""
+
+
+def agent_tools(agent: AgentDefinition, root: Path, providers: Iterable[ToolProvider],
+                extra: Iterable[Tool] = ()) -> tuple[ToolRegistry, Restrictions, list[str]]:
+    """Return the agent's tool registry, its per-tool patterns, and notes about its list.
+
+    The registry holds every provider's tools and `extra` (a library user's own), narrowed
+    to the agent's tool list when it has one. Raises RuntimeSetupError for a bad entry.
+    """
+    from aimon_core.permission import RuleError, tool_restrictions
+    from aimon_core.tools import ToolProviderContext, ToolRegistry, provided_tools
+
+    context = ToolProviderContext(project_root=root, agent_name=agent.name)
+    tools = ToolRegistry((*provided_tools(providers, context), *extra))
+    if agent.tools is None:
+        return tools, {}, []
+    try:
+        restrictions = tool_restrictions(agent.tools)
+    except RuleError as exc:
+        raise RuntimeSetupError(f"{agent.source}: the tool list has a bad entry: {exc}") from None
+    names = tool_names(agent.tools)
+    unknown = [name for name in names if name not in tools]
+    notes = [f"{agent.source}: agent {agent.name!r} names tools aimon does not have: "
+             f"{', '.join(unknown)}"] if unknown else []
+    return tools.only(names), restrictions, notes
+
+
+def tool_names(entries: Iterable[str]) -> list[str]:
+    """Return the tool names of a tool list's entries (`Bash(git:*)` names Bash), once each."""
+    return list(dict.fromkeys(entry.split("(", 1)[0].strip() for entry in entries))
