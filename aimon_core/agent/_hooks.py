@@ -10,8 +10,15 @@ from aimon_core.agent._events import AgentEvent, Notice
 from aimon_core.hook import (
     HookDispatcher,
     HookEvent,
+    HookEventInput,
     HookResult,
     PermissionDecision,
+    PermissionDeniedInput,
+    PostToolUseFailureInput,
+    PostToolUseInput,
+    PreToolUseInput,
+    StopInput,
+    UserPromptSubmitInput,
     claude_tool_response,
     feedback_reminder,
 )
@@ -58,9 +65,9 @@ class TurnHooks:
     def _active(self, event: HookEvent, subject: str | None = None) -> bool:
         return self._dispatcher is not None and self._dispatcher.active(event, subject)
 
-    async def _dispatch(self, event: HookEvent, **fields: Any) -> HookResult:
+    async def _dispatch(self, data: HookEventInput) -> HookResult:
         assert self._dispatcher is not None
-        result = await self._dispatcher.fire(event, **fields)
+        result = await self._dispatcher.fire(data)
         for error in result.errors:
             self._emit(Notice(text=f"hook error: {error}", level="warning"))
         if result.system_message:
@@ -73,7 +80,7 @@ class TurnHooks:
         """Return (why the prompt is blocked, or None; context to add for the model)."""
         if not self._active(HookEvent.ON_START):
             return None, ""
-        result = await self._dispatch(HookEvent.ON_START, prompt=prompt)
+        result = await self._dispatch(UserPromptSubmitInput(prompt=prompt))
         if result.blocked:
             return result.feedback or "a hook blocked this prompt", ""
         return None, feedback_reminder(result.additional_context)
@@ -82,8 +89,8 @@ class TurnHooks:
         """Ask PreToolUse hooks about a call before the permission check."""
         if not self._active(HookEvent.PRE_TOOL, use.name):
             return PreToolOutcome()
-        result = await self._dispatch(HookEvent.PRE_TOOL, tool_name=use.name,
-                                      tool_input=dict(use.input), tool_use_id=use.id)
+        result = await self._dispatch(PreToolUseInput(
+            tool_name=use.name, tool_input=dict(use.input), tool_use_id=use.id))
         if result.denied or result.blocked:
             reason = result.feedback or f"a PreToolUse hook blocked {use.name}"
             return PreToolOutcome(denied=f"Blocked by hook: {reason}")
@@ -99,16 +106,15 @@ class TurnHooks:
         """
         extra = [self._pre_context.pop(use.id, "")]
         if result.is_error and self._active(HookEvent.POST_TOOL_FAILURE, use.name):
-            failed = await self._dispatch(
-                HookEvent.POST_TOOL_FAILURE, tool_name=use.name, tool_input=dict(tool_input),
-                tool_use_id=use.id, error=result.text,
-                is_interrupt=bool(result.data.get("interrupted", False)))
+            failed = await self._dispatch(PostToolUseFailureInput(
+                tool_name=use.name, tool_input=dict(tool_input), tool_use_id=use.id,
+                error=result.text, is_interrupt=bool(result.data.get("interrupted", False))))
             extra += [failed.feedback, failed.additional_context]
         elif not result.is_error and self._active(HookEvent.POST_TOOL, use.name):
             response = claude_tool_response(use.name, tool_input, result.text, result.data)
-            hooked = await self._dispatch(
-                HookEvent.POST_TOOL, tool_name=use.name, tool_input=dict(tool_input),
-                tool_use_id=use.id, tool_response=response)
+            hooked = await self._dispatch(PostToolUseInput(
+                tool_name=use.name, tool_input=dict(tool_input), tool_use_id=use.id,
+                tool_response=response))
             extra += [hooked.feedback, hooked.additional_context]
         text = "\n".join(t for t in extra if t)
         if not text:
@@ -119,17 +125,16 @@ class TurnHooks:
         """Tell PermissionDenied hooks; return context they add to the denial."""
         if not self._active(HookEvent.PERMISSION_DENIED, use.name):
             return ""
-        result = await self._dispatch(HookEvent.PERMISSION_DENIED, tool_name=use.name,
-                                      tool_input=dict(use.input), tool_use_id=use.id,
-                                      reason=reason)
+        result = await self._dispatch(PermissionDeniedInput(
+            tool_name=use.name, tool_input=dict(use.input), tool_use_id=use.id, reason=reason))
         return feedback_reminder(result.additional_context)
 
     async def on_stop(self, last_message: str, active: bool) -> str | None:
         """Run Stop hooks; return feedback when one insists the agent goes on."""
         if not self._active(HookEvent.ON_STOP):
             return None
-        result = await self._dispatch(HookEvent.ON_STOP, stop_hook_active=active,
-                                      last_assistant_message=last_message)
+        result = await self._dispatch(StopInput(stop_hook_active=active,
+                                                last_assistant_message=last_message))
         if result.blocked:
             return feedback_reminder(result.feedback or "a Stop hook asked you to continue")
         return None

@@ -7,7 +7,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from aimon_core.hook._events import HookEvent, HookInput
+from aimon_core.hook._events import HookEvent, HookEventInput, HookInput
 from aimon_core.hook._registry import HookNotice, HookRegistry
 from aimon_core.hook._result import HookResult
 
@@ -39,22 +39,22 @@ class HookDispatcher:
         """Tell whether any hook runs for `event` (and `subject`, for matchers)."""
         return self.registry is not None and self.registry.has_hooks(event, subject)
 
-    def input(self, event: HookEvent, **fields: Any) -> HookInput:
-        """Return the hook input of `event` with the bound facts and `fields`."""
-        return HookInput(event=event, session_id=self.session_id, cwd=self.cwd,
+    def input(self, data: HookEventInput) -> HookInput:
+        """Return the whole hook input of an event: the bound facts and its own `data`."""
+        return HookInput(data=data, session_id=self.session_id, cwd=self.cwd,
                          transcript_path=self.transcript_path,
-                         permission_mode=self.permission_mode(), **fields)
+                         permission_mode=self.permission_mode())
 
-    async def fire(self, event: HookEvent, *, env: Mapping[str, str] | None = None,
-                   **fields: Any) -> HookResult:
-        """Run the hooks of `event` and return their combined result (empty if none).
+    async def fire(self, data: HookEventInput, *, env: Mapping[str, str] | None = None
+                   ) -> HookResult:
+        """Run the hooks of `data`'s event and return their combined result (empty if none).
 
         `env` is added to the environment of command hooks (`CLAUDE_ENV_FILE`).
         """
         if self.registry is None:
             return HookResult()
-        return await self.registry.dispatch(event, self.input(event, **fields),
-                                            notice=self.notice, env=env)
+        return await self.registry.dispatch(data.event, self.input(data), notice=self.notice,
+                                            env=env)
 
     def bound(self, **changes: Any) -> HookDispatcher:
         """Return a copy bound to other facts (e.g. another session id)."""

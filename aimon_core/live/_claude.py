@@ -23,7 +23,15 @@ from typing import Any
 from aimon_core import __version__
 from aimon_core._atomic import private_dir, write_all
 from aimon_core.agent import AgentRuntime, AssistantMessageCompleted, Notice
-from aimon_core.hook import HookDispatcher, HookEvent, HookResult, feedback_reminder
+from aimon_core.hook import (
+    HookDispatcher,
+    HookEvent,
+    HookResult,
+    NotificationInput,
+    SessionEndInput,
+    SessionStartInput,
+    feedback_reminder,
+)
 from aimon_core.llm import (
     ContentBlock,
     ImageBlock,
@@ -271,7 +279,7 @@ class ClaudeSide:
         if event is HookEvent.ON_SESSION_START:
             result = await self._session_start(source or "startup")
         else:
-            result = await self.hooks.fire(event, source=source, reason=reason)
+            result = await self.hooks.fire(SessionEndInput(reason=reason or "other"))
         for note in (*result.errors, result.system_message):
             if note:
                 warning = Notice(text=note, level="warning")
@@ -287,8 +295,8 @@ class ClaudeSide:
         with contextlib.suppress(OSError):
             env_file.parent.mkdir(parents=True, exist_ok=True)
             env_file.touch()
-        result = await self.hooks.fire(HookEvent.ON_SESSION_START, source=source,
-                                       model=self.model, env={"CLAUDE_ENV_FILE": str(env_file)})
+        result = await self.hooks.fire(SessionStartInput(source=source, model=self.model),
+                                       env={"CLAUDE_ENV_FILE": str(env_file)})
         if self._shell_env is not None and env_file.is_file() and env_file.stat().st_size:
             self._shell_env.update(await sourced_env(env_file, self.hooks.cwd))
         return result
@@ -324,8 +332,8 @@ class ClaudeSide:
         task.add_done_callback(self._tasks.discard)
 
     async def _fire_notification(self, kind: str, message: str) -> None:
-        result = await self.hooks.fire(HookEvent.NOTIFICATION, message=message,
-                                       notification_type=kind, extra={"title": "aimon"})
+        result = await self.hooks.fire(NotificationInput(message=message,
+                                                         notification_type=kind))
         for note in result.errors:
             self._publish(Notice(text=f"hook error: {note}", level="warning"))
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core.agent import ApprovalRefused, GateVerdict, RememberedApprovals, ToolGate, Turn
-from aimon_core.hook import HookEvent, PermissionDecision
+from aimon_core.hook import HookEvent, PermissionDecision, PermissionRequestInput
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
     ApprovalAnswer,
@@ -409,9 +409,8 @@ async def _permission_request_hooks(
     hooks = turn.hooks if turn is not None else None
     if hooks is None or not hooks.active(HookEvent.PERMISSION_REQUEST, tool.name):
         return None
-    result = await hooks.fire(HookEvent.PERMISSION_REQUEST, tool_name=tool.name,
-                              tool_input=dict(tool_input),
-                              tool_use_id=tool_use_id or None)
+    result = await hooks.fire(PermissionRequestInput(
+        tool_name=tool.name, tool_input=dict(tool_input), tool_use_id=tool_use_id or None))
     if result.permission is PermissionDecision.ALLOW:
         return GateVerdict(allowed=True, decided_by=f"PermissionRequest hook {result.source}")
     if result.permission is PermissionDecision.DENY or result.blocked:

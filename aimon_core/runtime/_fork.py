@@ -34,7 +34,7 @@ from aimon_core.agent import (
     Turn,
     new_execution_id,
 )
-from aimon_core.hook import HookEvent, HookRegistry
+from aimon_core.hook import HookEvent, HookRegistry, SubagentStartInput, SubagentStopInput
 from aimon_core.llm import LLMClient, Message, ModelSettings
 from aimon_core.runtime._tooling import Restrictions, agent_tools
 from aimon_core.tools import ToolContext
@@ -139,8 +139,7 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
     # SubagentStart/Stop fire on the session's own hooks; inside, the per-turn ones do not.
     hooks = None if parent.hooks is None else parent.hooks.bound(registry=runtime.hooks)
     if parent.hooks is not None:
-        await parent.hooks.fire(HookEvent.SUBAGENT_START, agent_id=execution_id,
-                                agent_type=name)
+        await parent.hooks.fire(SubagentStartInput(agent_id=execution_id, agent_type=name))
     parent.emit(Notice(text=f"{request.label}: subagent {name} started ({execution_id})"))
     budget = ExecutionBudget(
         max_iterations=request.max_iterations or request.agent.max_iterations or 100)
@@ -153,8 +152,8 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
         prompt=Message.user(request.goal), turn=turn, budget=budget,
         tool_context=replace(context, state=ToolState(), turn=None)))
     if parent.hooks is not None:
-        await parent.hooks.fire(HookEvent.SUBAGENT_STOP, agent_id=execution_id,
-                                agent_type=name, last_assistant_message=result.text)
+        await parent.hooks.fire(SubagentStopInput(agent_id=execution_id, agent_type=name,
+                                                  last_assistant_message=result.text))
     parent.emit(Notice(text=f"{request.label}: subagent {name} finished "
                             f"({result.stop.value}, {result.tool_calls} tool calls)"))
     return result

@@ -198,7 +198,7 @@ class AgentRuntimeRegistry:
 async def _config_changed(assembly: AgentAssembly, live: LiveSession | None,
                           changed: list[tuple[str, Path | None]], say: Say) -> None:
     """Run the ConfigChange hooks, once per settings file that changed."""
-    from aimon_core.hook import HookDispatcher, HookEvent
+    from aimon_core.hook import ConfigChangeInput, HookDispatcher, HookEvent
 
     event = HookEvent.ON_CONFIG_RELOAD
     hooks = live.hooks if live is not None else HookDispatcher(
@@ -207,8 +207,8 @@ async def _config_changed(assembly: AgentAssembly, live: LiveSession | None,
     if not hooks.active(event):
         return
     for layer, path in changed or [("project", None)]:
-        result = await hooks.fire(event, source=f"{layer}_settings",
-                                  extra={"file_path": str(path)} if path is not None else {})
+        result = await hooks.fire(ConfigChangeInput(
+            source=f"{layer}_settings", file_path=str(path) if path is not None else None))
         for note in (*result.errors, result.system_message):
             if note:
                 say(note, "yellow")

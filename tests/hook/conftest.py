@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from collections.abc import Callable
@@ -10,7 +11,25 @@ from typing import Any
 
 import pytest
 
-from aimon_core.hook import HookEvent, HookInput
+from aimon_core.hook import (
+    ConfigChangeInput,
+    HookEvent,
+    HookInput,
+    NotificationInput,
+    PermissionDeniedInput,
+    PermissionRequestInput,
+    PostCompactInput,
+    PostToolUseFailureInput,
+    PostToolUseInput,
+    PreCompactInput,
+    PreToolUseInput,
+    SessionEndInput,
+    SessionStartInput,
+    StopInput,
+    SubagentStartInput,
+    SubagentStopInput,
+    UserPromptSubmitInput,
+)
 
 MakeScript = Callable[..., str]
 MakeInput = Callable[..., HookInput]
@@ -50,6 +69,32 @@ def make_input(project: Path) -> MakeInput:
 
     def make(event: HookEvent, **fields: Any) -> HookInput:
         fields.setdefault("session_id", "sess-1")
-        return HookInput(event=event, cwd=project, **fields)
+        return hook_input(event, cwd=project, **fields)
 
     return make
+
+
+# Each event's input type, and a value for each required field a test leaves out.
+_INPUT_TYPES: dict[HookEvent, Any] = {cls.event: cls for cls in (
+    PreToolUseInput, PostToolUseInput, PostToolUseFailureInput, PermissionRequestInput,
+    PermissionDeniedInput, UserPromptSubmitInput, StopInput, SubagentStartInput,
+    SubagentStopInput, PreCompactInput, PostCompactInput, SessionStartInput, SessionEndInput,
+    ConfigChangeInput, NotificationInput)}
+_BLANKS: dict[str, Any] = {
+    "tool_name": "", "tool_input": {}, "tool_response": "", "error": "", "reason": "",
+    "prompt": "", "agent_id": "", "agent_type": "", "trigger": "manual", "source": "startup",
+    "message": "", "notification_type": ""}
+
+
+def hook_input(event: HookEvent, *, cwd: Path, session_id: str = "s",
+               transcript_path: str | None = None, permission_mode: str | None = None,
+               **fields: Any) -> HookInput:
+    """Return the HookInput of `event`: the fields its type has, blanks for required ones
+    left out, and nothing of the fields it does not have."""
+    kind = _INPUT_TYPES[event]
+    own = {f.name: f for f in dataclasses.fields(kind)}
+    values = {name: fields.get(name, _BLANKS.get(name)) for name, f in own.items()
+              if name in fields or (f.default is dataclasses.MISSING
+                                    and f.default_factory is dataclasses.MISSING)}
+    return HookInput(data=kind(**values), session_id=session_id, cwd=cwd,
+                     transcript_path=transcript_path, permission_mode=permission_mode)

@@ -13,10 +13,13 @@ from aimon_core.hook import (
     HookEvent,
     HookInput,
     HookRegistry,
+    NotificationInput,
+    PostToolUseFailureInput,
     claude_tool_response,
     condition_accepts,
     structured_patch,
 )
+from tests.hook.conftest import hook_input
 
 
 def spec(command: str, event: HookEvent = HookEvent.PRE_TOOL, **fields: object
@@ -25,8 +28,7 @@ def spec(command: str, event: HookEvent = HookEvent.PRE_TOOL, **fields: object
 
 
 def bash_input(command: str, event: HookEvent = HookEvent.PRE_TOOL) -> HookInput:
-    return HookInput(event=event, session_id="s", cwd=Path.cwd(), tool_name="Bash",
-                     tool_input={"command": command})
+    return hook_input(event, cwd=Path.cwd(), tool_name="Bash", tool_input={"command": command})
 
 
 @pytest.mark.parametrize(("condition", "tool", "tool_input", "accepted"), [
@@ -103,17 +105,17 @@ def test_a_hook_error_shows_the_tail_of_stderr() -> None:
 
 
 def test_new_events_carry_claude_codes_fields() -> None:
-    failure = HookInput(event=HookEvent.POST_TOOL_FAILURE, session_id="s", cwd=Path("/p"),
-                        tool_name="Bash", tool_input={"command": "false"}, tool_use_id="t1",
-                        error="Exit code 1", is_interrupt=False)
+    failure = HookInput(data=PostToolUseFailureInput(
+        tool_name="Bash", tool_input={"command": "false"}, tool_use_id="t1",
+        error="Exit code 1", is_interrupt=False), session_id="s", cwd=Path("/p"))
     assert failure.to_dict() == {
         "session_id": "s", "transcript_path": None, "cwd": "/p",
         "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
         "tool_input": {"command": "false"}, "tool_use_id": "t1", "error": "Exit code 1",
         "is_interrupt": False}
     assert failure.match_subject() == "Bash"
-    notice = HookInput(event=HookEvent.NOTIFICATION, session_id="s", cwd=Path("/p"),
-                       message="waiting", notification_type="idle_prompt")
+    notice = HookInput(data=NotificationInput(message="waiting", notification_type="idle_prompt"),
+                       session_id="s", cwd=Path("/p"))
     assert notice.match_subject() == "idle_prompt"
     assert notice.to_dict()["notification_type"] == "idle_prompt"
 

@@ -7,7 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from aimon_core.hook import HookEvent, HookInput
+from aimon_core.hook import (
+    ConfigChangeInput,
+    HookEvent,
+    HookEventInput,
+    HookInput,
+    NotificationInput,
+    PermissionDeniedInput,
+    PostCompactInput,
+    PostToolUseInput,
+    PreCompactInput,
+    PreToolUseInput,
+    SessionEndInput,
+    SessionStartInput,
+    StopInput,
+    SubagentStopInput,
+    UserPromptSubmitInput,
+)
 
 CLAUDE_NAMES = {
     "PreToolUse": HookEvent.PRE_TOOL,
@@ -56,10 +72,11 @@ def test_an_unknown_name_suggests_the_nearest() -> None:
 
 def test_pre_tool_json_has_claude_code_fields(tmp_path: Path) -> None:
     hook_input = HookInput(
-        event=HookEvent.PRE_TOOL, session_id="s1", cwd=tmp_path,
-        transcript_path="/t/s1.jsonl", permission_mode="default",
-        tool_name="Bash", tool_input={"command": "ls"}, tool_use_id="toolu_1",
+        data=PreToolUseInput(tool_name="Bash", tool_input={"command": "ls"},
+                             tool_use_id="toolu_1"),
+        session_id="s1", cwd=tmp_path, transcript_path="/t/s1.jsonl", permission_mode="default",
     )
+    assert hook_input.event is HookEvent.PRE_TOOL
     assert json.loads(hook_input.to_json()) == {
         "session_id": "s1",
         "transcript_path": "/t/s1.jsonl",
@@ -73,44 +90,57 @@ def test_pre_tool_json_has_claude_code_fields(tmp_path: Path) -> None:
 
 
 def test_only_fields_that_apply_are_sent(tmp_path: Path) -> None:
-    prompt = HookInput(event=HookEvent.ON_START, session_id="s", cwd=tmp_path, prompt="hi")
-    assert json.loads(prompt.to_json()) == {
+    def sent(data: HookEventInput) -> dict[str, object]:
+        loaded: dict[str, object] = json.loads(
+            HookInput(data=data, session_id="s", cwd=tmp_path).to_json())
+        return loaded
+
+    assert sent(UserPromptSubmitInput(prompt="hi")) == {
         "session_id": "s", "transcript_path": None, "cwd": str(tmp_path),
         "hook_event_name": "UserPromptSubmit", "prompt": "hi",
     }
-    stop = json.loads(HookInput(event=HookEvent.ON_STOP, session_id="s", cwd=tmp_path,
-                                stop_hook_active=True).to_json())
+    stop = sent(StopInput(stop_hook_active=True))
     assert stop["stop_hook_active"] is True
     assert stop["hook_event_name"] == "Stop"
-    start = json.loads(HookInput(event=HookEvent.ON_SESSION_START, session_id="s", cwd=tmp_path,
-                                 source="resume").to_json())
+    assert "last_assistant_message" not in stop
+    start = sent(SessionStartInput(source="resume"))
     assert start["source"] == "resume"
-    assert "stop_hook_active" not in start
+    assert "stop_hook_active" not in start and "model" not in start
+    assert sent(PreCompactInput(trigger="auto"))["custom_instructions"] is None
+    assert sent(SubagentStopInput(agent_id="e1", agent_type="x"))["stop_hook_active"] is False
 
 
-def test_post_tool_response_and_extra_fields(tmp_path: Path) -> None:
-    hook_input = HookInput(
-        event=HookEvent.POST_TOOL, session_id="s", cwd=tmp_path, tool_name="Write",
-        tool_input={"file_path": "a.txt"}, tool_response={"success": True},
-        extra={"custom": 1, "session_id": "not this"},
-    )
-    data = json.loads(hook_input.to_json())
-    assert data["tool_response"] == {"success": True}
-    assert data["custom"] == 1
-    assert data["session_id"] == "s"  # extra never overrides a standard field
+def test_each_event_sends_its_own_fields(tmp_path: Path) -> None:
+    def sent(data: HookEventInput) -> dict[str, object]:
+        loaded: dict[str, object] = json.loads(
+            HookInput(data=data, session_id="s", cwd=tmp_path).to_json())
+        return loaded
+
+    post = sent(PostToolUseInput(tool_name="Write", tool_input={"file_path": "a.txt"},
+                                 tool_response={"success": True}))
+    assert post["tool_response"] == {"success": True}
+    compacted = sent(PostCompactInput(trigger="manual", compact_summary="the gist"))
+    assert compacted["compact_summary"] == "the gist"
+    changed = sent(ConfigChangeInput(source="project_settings", file_path="/p/s.json"))
+    assert (changed["source"], changed["file_path"]) == ("project_settings", "/p/s.json")
+    assert "file_path" not in sent(ConfigChangeInput(source="user_settings"))
+    notice = sent(NotificationInput(message="waiting", notification_type="idle_prompt"))
+    assert notice["title"] == "aimon"
+    denied = sent(PermissionDeniedInput(tool_name="Bash", tool_input={}, reason="no"))
+    assert denied["reason"] == "no"
 
 
 def test_match_subject_per_event(tmp_path: Path) -> None:
-    def subject(event: HookEvent) -> str | None:
-        return HookInput(event=event, session_id="s", cwd=tmp_path, tool_name="Bash",
-                         source="startup", trigger="auto", agent_type="explore",
-                         reason="clear").match_subject()
+    def subject(data: HookEventInput) -> str | None:
+        return HookInput(data=data, session_id="s", cwd=tmp_path).match_subject()
 
-    assert subject(HookEvent.PRE_TOOL) == "Bash"
-    assert subject(HookEvent.PERMISSION_DENIED) == "Bash"
-    assert subject(HookEvent.ON_SESSION_START) == "startup"
-    assert subject(HookEvent.PRE_COMPACT) == "auto"
-    assert subject(HookEvent.SUBAGENT_STOP) == "explore"
-    assert subject(HookEvent.ON_SESSION_END) == "clear"
-    assert subject(HookEvent.ON_START) is None
-    assert subject(HookEvent.ON_STOP) is None
+    call = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
+    assert subject(PreToolUseInput(**call)) == "Bash"  # type: ignore[arg-type]
+    assert subject(PermissionDeniedInput(**call, reason="x")) == "Bash"  # type: ignore[arg-type]
+    assert subject(SessionStartInput(source="startup")) == "startup"
+    assert subject(PreCompactInput(trigger="auto")) == "auto"
+    assert subject(SubagentStopInput(agent_id="e", agent_type="explore")) == "explore"
+    assert subject(SessionEndInput(reason="clear")) == "clear"
+    assert subject(UserPromptSubmitInput(prompt="p")) is None
+    assert subject(StopInput()) is None
+    assert HookInput(data=StopInput(), session_id="s", cwd=tmp_path).tool_name is None

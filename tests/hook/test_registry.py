@@ -31,7 +31,7 @@ def recorder(registry: HookRegistry, event: HookEvent, matcher: str | None,
     calls: list[str] = []
 
     async def hook(hook_input: HookInput) -> None:
-        calls.append(hook_input.tool_name or hook_input.source or "-")
+        calls.append(hook_input.tool_name or hook_input.match_subject() or "-")
 
     registry.register(event, hook, matcher=matcher, name=name)
     return calls

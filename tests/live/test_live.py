@@ -223,16 +223,25 @@ def test_per_turn_budget_and_events_iterator(tmp_path: Path) -> None:
 def test_session_start_and_end_hooks(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from aimon_core.hook import HookEvent, HookInput, HookRegistry, HookResult
+    from aimon_core.hook import (
+        HookEvent,
+        HookInput,
+        HookRegistry,
+        HookResult,
+        SessionEndInput,
+        SessionStartInput,
+    )
 
     seen: list[tuple[str, str | None]] = []
 
     async def on_start(hook_input: HookInput) -> HookResult:
-        seen.append(("start", hook_input.source))
+        assert isinstance(hook_input.data, SessionStartInput)
+        seen.append(("start", hook_input.data.source))
         return HookResult.context("Remember: the CI is red on main.")
 
     async def on_end(hook_input: HookInput) -> HookResult:
-        seen.append(("end", hook_input.reason))
+        assert isinstance(hook_input.data, SessionEndInput)
+        seen.append(("end", hook_input.data.reason))
         return HookResult()
 
     hooks = HookRegistry()

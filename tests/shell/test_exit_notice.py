@@ -17,7 +17,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from aimon_core.hook import CommandHookSpec, HookEvent, HookInput, run_command_hook
+from aimon_core.hook import (
+    CommandHookSpec,
+    HookEvent,
+    HookInput,
+    UserPromptSubmitInput,
+    run_command_hook,
+)
 from aimon_core.shell import LocalShell
 
 # The command's last act: print the time it ends, in seconds since the epoch.
@@ -57,7 +63,7 @@ def test_waiting_for_a_command_does_not_poll(tmp_path: Path) -> None:
 
 def test_waiting_for_a_hook_does_not_poll(tmp_path: Path) -> None:
     spec = CommandHookSpec(event=HookEvent.ON_START, matcher=None, command="sleep 1")
-    hook_input = HookInput(event=HookEvent.ON_START, session_id="s", cwd=tmp_path, prompt="p")
+    hook_input = HookInput(data=UserPromptSubmitInput(prompt="p"), session_id="s", cwd=tmp_path)
     run = run_command_hook(spec, hook_input, project_dir=tmp_path)
     assert _count_sleeps(lambda: asyncio.run(run)) == 0
 
@@ -79,7 +85,7 @@ def test_a_command_returns_when_it_ends(tmp_path: Path) -> None:
 
 def test_a_hook_returns_when_it_ends(tmp_path: Path) -> None:
     spec = CommandHookSpec(event=HookEvent.ON_START, matcher=None, command=_ENDS)
-    hook_input = HookInput(event=HookEvent.ON_START, session_id="s", cwd=tmp_path, prompt="p")
+    hook_input = HookInput(data=UserPromptSubmitInput(prompt="p"), session_id="s", cwd=tmp_path)
 
     async def once() -> float:
         result = await run_command_hook(spec, hook_input, project_dir=tmp_path)

@@ -24,7 +24,13 @@ from aimon_core.agent import (
     Notice,
     StopCause,
 )
-from aimon_core.hook import HookEvent, HookInput, HookResult
+from aimon_core.hook import (
+    HookEvent,
+    HookInput,
+    HookResult,
+    SubagentStartInput,
+    SubagentStopInput,
+)
 from aimon_core.live import CommandRan, LiveSession, LiveSessionEvent
 from aimon_core.llm import (
     LLMRequest,
@@ -279,10 +285,12 @@ def test_the_task_tool_runs_a_subagent_and_fires_its_hooks(tmp_path: Path) -> No
     assert tool_results(client.requests[-1]) == ["calc.py line 1"]
     fork = next(r for r in client.requests if "helper subagent" in r.system)
     assert sorted(t.name for t in fork.tools) == ["Grep", "Read", "Write"]
-    assert [(h.event, h.agent_type, h.session_id) for h in fired] == [
+    assert [(h.event, h.match_subject(), h.session_id) for h in fired] == [
         (HookEvent.SUBAGENT_START, "helper", session), (HookEvent.SUBAGENT_STOP, "helper", session)]
-    assert fired[1].last_assistant_message == "calc.py line 1"
-    assert fired[0].agent_id is not None and fired[0].agent_id.startswith("exec-")
+    start, stop = (h.data for h in fired)
+    assert isinstance(start, SubagentStartInput) and isinstance(stop, SubagentStopInput)
+    assert stop.last_assistant_message == "calc.py line 1"
+    assert start.agent_id.startswith("exec-") and stop.agent_id == start.agent_id
 
 
 def test_unknown_subagent_and_broken_forks_are_errors_the_model_reads(tmp_path: Path) -> None:
