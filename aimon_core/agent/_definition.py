@@ -27,18 +27,6 @@ from typing import Any
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 
-AIMON_TOOLS = frozenset({
-    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "TodoWrite",
-    "Skill", "Task", "TaskList", "TaskStop", "AgentOutput", "ListMcpResources", "ReadMcpResource",
-})
-# Claude Code tools that files written for it name; they load, with a warning, and do nothing.
-CLAUDE_CODE_ONLY_TOOLS = frozenset({
-    "WebFetch", "WebSearch", "NotebookEdit", "NotebookRead", "MultiEdit", "LS", "TodoRead",
-    "ExitPlanMode", "Agent", "SlashCommand", "AskUserQuestion", "TaskCreate", "TaskGet",
-    "TaskUpdate", "TaskOutput", "SendMessage", "TeamCreate", "TeamDelete", "EnterPlanMode",
-})
-
-
 class AgentDefinitionError(ValueError):
     """An agent file cannot be used; says which file and why."""
 
@@ -379,20 +367,6 @@ def split_tool_list(value: object, source: str) -> tuple[str, ...] | None:
     return tuple(p.strip() for p in parts if p.strip())
 
 
-def tool_name_warnings(tools: tuple[str, ...] | None, source: str) -> tuple[str, ...]:
-    """Warn about tool names aimon does not have, naming the file."""
-    warnings: list[str] = []
-    for rule in tools or ():
-        name = rule.split("(", 1)[0].strip()
-        if name in AIMON_TOOLS or name.startswith("mcp__"):
-            continue
-        if name in CLAUDE_CODE_ONLY_TOOLS:
-            warnings.append(f"{source}: tool {name!r} is not available in aimon; ignored")
-        else:
-            warnings.append(f"{source}: unknown tool {name!r}; ignored")
-    return tuple(warnings)
-
-
 def _model(value: object, source: str) -> AgentModel:
     if value is None:
         return AgentModel()
@@ -487,7 +461,7 @@ def parse_agent(text: str, *, source: str = "<memory>", default_name: str | None
         tools=tools,
         source=source,
         extra={k: v for k, v in fields.items() if k not in _KNOWN},
-        warnings=warnings + tool_name_warnings(tools, source),
+        warnings=warnings,
     )
 
 

@@ -49,6 +49,9 @@ class SettingsLayer(enum.Enum):
         return self.value.startswith("claude_")
 
 
+_FLAGS = "command-line flags"
+
+
 class SettingsError(Exception):
     """A settings file (or the flags mapping) cannot be read, parsed or validated.
 
@@ -262,6 +265,17 @@ class LoadedSettings:
                 specs.extend(group_specs(event, group.matcher, group.hooks, key=key,
                                          source=str(path) if path is not None else "flags"))
         return tuple(specs)
+
+    def rule_sources(self) -> tuple[tuple[str, str, str, str], ...]:
+        """Return each permission rule as (kind, key path, rule, the file that set it)."""
+        paths = {source.layer: str(source.path) for source in self.sources}
+        permissions = self.settings.permissions
+        return tuple(
+            (kind, key, text, paths.get(self.origin[key], _FLAGS) if key in self.origin
+             else _FLAGS)
+            for kind in ("allow", "ask", "deny")
+            for index, text in enumerate(getattr(permissions, kind))
+            for key in (f"permissions.{kind}[{index}]",))
 
     def hooks_by_source(self) -> tuple[tuple[SettingsSource, dict[str, list[dict[str, Any]]]], ...]:
         """Return the merged hooks split by the file that added them, in layer order."""

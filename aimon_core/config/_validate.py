@@ -23,7 +23,7 @@ from aimon_core.config._settings import (
     key_path,
 )
 from aimon_core.hook import UNSUPPORTED_CLAUDE_EVENTS
-from aimon_core.permission import RuleError, parse_rule, unknown_tool
+from aimon_core.permission import RuleError, parse_rule
 
 TOP_KEYS = (
     "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
@@ -247,17 +247,13 @@ class _Checker:
         return text
 
     def rule(self, value: Any, key: str) -> str:
+        # Whether the rule names a tool is checked against the runtime's tools, when one is
+        # built (`aimon_core.runtime`): a library user's own tool may be named too.
         text = self.string(value, key)
         try:
             rule = parse_rule(text)
         except RuleError as error:
             self.fail(key, f"invalid rule {text!r}: {error.reason}")
-        problem = unknown_tool(rule)
-        if problem is not None and key.startswith("permissions.allow"):
-            self.warnings.append(f"{self.display}: {key}: rule {text!r} never matches: {problem}")
-        elif problem is not None:
-            # A deny or ask rule that never matches would leave the user unprotected.
-            self.fail(key, f"rule {text!r} would never match: {problem}")
         return rule.text
 
     def permissions(self, value: Any) -> dict[str, Any]:

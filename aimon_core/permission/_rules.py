@@ -18,34 +18,18 @@ take any specifier text.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import functools
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+
+from aimon_core.tools import CLAUDE_CODE_TOOLS, closest_name, is_mcp_name
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_TOOLS = EDIT_TOOLS | READ_TOOLS
-
-# Tools aimon has or is about to have; a rule may name any of them.
-AIMON_TOOLS = frozenset({
-    "Read", "Write", "Edit", "Glob", "Grep", "Bash", "BashOutput", "KillShell", "TodoWrite",
-    "Skill", "Task", "TaskList", "TaskStop", "AgentOutput", "ListMcpResources",
-    "ReadMcpResource",
-})
-# Claude Code's tools: settings shared with Claude Code may name them; they load quietly.
-CLAUDE_CODE_TOOLS = frozenset({
-    "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "Bash", "BashOutput",
-    "KillShell", "KillBash", "TodoWrite", "TodoRead", "WebFetch", "WebSearch", "NotebookEdit",
-    "NotebookRead", "Task", "Agent", "Skill", "SlashCommand", "ExitPlanMode", "EnterPlanMode",
-    "ListMcpResources", "ListMcpResourcesTool", "ReadMcpResource", "ReadMcpResourceTool",
-    "AskUserQuestion", "TaskOutput", "TaskStop", "TaskList", "TaskCreate", "TaskUpdate",
-    "TaskGet", "LSP", "Computer",
-})
-KNOWN_TOOLS = AIMON_TOOLS | CLAUDE_CODE_TOOLS
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*(__\*)?")
 
@@ -155,19 +139,17 @@ def _check_tool_name(text: str, tool: str) -> None:
         raise RuleError(text, f"{tool!r} is not a tool name")
 
 
-def unknown_tool(rule: Rule) -> str | None:
+def unknown_tool(rule: Rule, known: Collection[str]) -> str | None:
     """Say why ``rule`` names no known tool (with the closest name), or None if it does one.
 
-    aimon's and Claude Code's tools and every ``mcp__`` tool count as known.
+    ``known`` are the tools of the runtime the rule applies to (every name its providers may
+    give, a library user's own tools included); Claude Code's tools and every ``mcp__`` tool
+    count as known too.
     """
     tool = rule.tool
-    if tool in KNOWN_TOOLS or tool.startswith("mcp__"):
+    if tool in known or tool in CLAUDE_CODE_TOOLS or is_mcp_name(tool):
         return None
-    names = sorted(KNOWN_TOOLS)
-    by_case = {name.lower(): name for name in names}
-    close = by_case.get(tool.lower()) or next(
-        iter(difflib.get_close_matches(tool, names, n=1, cutoff=0.6)), None
-    )
+    close = closest_name(tool, {*known, *CLAUDE_CODE_TOOLS})
     fixed = f"{close}({rule.specifier})" if close and rule.specifier is not None else close
     hint = f"; did you mean {fixed}?" if fixed else ""
     return f"{tool!r} is not a tool aimon or Claude Code knows{hint}"

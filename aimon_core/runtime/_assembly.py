@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from aimon_core.runtime._configure import hook_specs, permission_rules
+from aimon_core.runtime._configure import check_rule_tools, hook_specs, permission_rules
 from aimon_core.runtime._parts import RuntimeFlags, RuntimeSetupError
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class AgentAssembly:
     mcp_started: bool = False
     # Work the runtime started that outlives a turn (background subagent tasks), closed last.
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # Every tool name the runtime's providers may give: what its rules must name.
+    tool_names: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if self.commands is None:
@@ -124,6 +126,7 @@ class AgentAssembly:
         notes: list[str] = []
         try:
             rules, extra_dirs = permission_rules(self.flags, loaded)
+            notes.extend(check_rule_tools(self.flags, loaded, self.tool_names))
             specs = hook_specs(loaded)
         except (RuleError, RuntimeSetupError) as exc:
             on_error(exc)

@@ -17,11 +17,17 @@ from aimon_core.runtime._assembly import AgentAssembly
 from aimon_core.runtime._configure import (
     build_hooks,
     build_policy,
+    check_rule_tools,
     choose_model,
     find_agent,
     load_runtime_settings,
 )
-from aimon_core.runtime._extension_tools import SkillToolProvider, SubagentToolProvider
+from aimon_core.runtime._extension_tools import (
+    SKILL_TOOL_NAMES,
+    SUBAGENT_TOOL_NAMES,
+    SkillToolProvider,
+    SubagentToolProvider,
+)
 from aimon_core.runtime._extensions import Extensions, load_extension_registries
 from aimon_core.runtime._fork import ForkBase
 from aimon_core.runtime._parts import NO_FLAGS, NO_PARTS, RuntimeFlags, RuntimeParts
@@ -47,6 +53,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     from aimon_core.llm import ModelSettings, make_client
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
+    from aimon_core.tools import builtin_providers, provided_names, tool_list_notes
 
     root = Path(project_root).resolve()
     _warm_first_call()
@@ -68,23 +75,31 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                                  agent_scope=f"agent {agent.name} in {root}")
     notices.extend(notes)
     hooks = build_hooks(settings, root)
+    # The one list of the runtime's tools: every name its providers may give, and the
+    # caller's own tools; rules and tool lists are checked against it.
+    if parts.providers is None:
+        known = provided_names(builtin_providers(), parts.tools) | {
+            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES}
+    else:
+        known = provided_names(parts.providers, parts.tools)
+    notices.extend(check_rule_tools(flags, settings, known))
     # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
     skills, agents = load_extension_registries(root)
     model_settings = ModelSettings()
     extensions = Extensions(
         project_root=root, skills=skills, agents=agents, runtime_id=str(runtime_id),
+        tool_names=known,
         forks=ForkBase(project_root=root, client=client, model=model, settings=model_settings,
                        policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
                        restrictions=_restrictions(agent), agent_name=agent.name))
     notices.extend(extensions.notices())
     providers = parts.providers
     if providers is None:
-        from aimon_core.tools import builtin_providers
-
         providers = (*builtin_providers(), SkillToolProvider(extensions),
                      SubagentToolProvider(extensions))
-    tools, restrictions, notes = agent_tools(agent, root, providers, parts.tools)
-    notices.extend(notes)
+    tools, restrictions = agent_tools(agent, root, providers, parts.tools)
+    notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
+                                                                          known))
     agent = _with_listing(agent, extensions, tools)
     gate = restricted_gate(interactive_gate(policy), restrictions, project_root=root,
                            agent=agent.name)
@@ -96,7 +111,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     return AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                          hooks=hooks, settings=settings, notices=notices,
                          commands=_commands(extensions, notices, root),
-                         mcp=mcp_servers(settings, tools, policy, agent),
+                         mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
                          # Background subagents end with the runtime.
                          closers=[extensions.tasks.close])
 

@@ -8,6 +8,7 @@ raises RuntimeSetupError with a message that says what to fix.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -89,16 +90,38 @@ def permission_rules(flags: RuntimeFlags, settings: LoadedSettings
 
     Raises RuleError if a rule does not parse.
     """
-    from aimon_core.permission import PermissionRules, RuleError, unknown_tool
+    from aimon_core.permission import PermissionRules
 
     permissions = settings.settings.permissions
     flag_rules = PermissionRules.parse(allow=flags.allowed, deny=flags.disallowed)
-    for rule in flag_rules.deny:
-        # A deny flag that never matches would leave the user unprotected: fail closed.
-        if (problem := unknown_tool(rule)) is not None:
-            raise RuleError(rule.text, f"--disallowed-tools would never match it: {problem}")
     return (permissions.rules().merged(flag_rules),
             tuple(Path(p) for p in permissions.additional_directories))
+
+
+def check_rule_tools(flags: RuntimeFlags, settings: LoadedSettings, known: Collection[str]
+                     ) -> list[str]:
+    """Check that each rule names a tool of the runtime; return warnings for allow rules.
+
+    `known` are the runtime's tool names (every name its providers may give, a library
+    user's own tools included). A deny or ask rule that names no tool would never match and
+    leave the user unprotected: RuntimeSetupError, naming the file and key (or the flag).
+    """
+    from aimon_core.permission import PermissionRules, parse_rule, unknown_tool
+
+    for rule in PermissionRules.parse(deny=flags.disallowed).deny:
+        if (problem := unknown_tool(rule, known)) is not None:
+            raise RuntimeSetupError(f"invalid permission rule {rule.text!r}: "
+                                    f"--disallowed-tools would never match it: {problem}")
+    warnings = []
+    for kind, key, text, where in settings.rule_sources():
+        problem = unknown_tool(parse_rule(text), known)
+        if problem is None:
+            continue
+        if kind == "allow":
+            warnings.append(f"{where}: {key}: rule {text!r} never matches: {problem}")
+        else:
+            raise RuntimeSetupError(f"{where}: {key}: rule {text!r} would never match: {problem}")
+    return warnings
 
 
 def build_policy(project_root: Path, flags: RuntimeFlags, settings: LoadedSettings,

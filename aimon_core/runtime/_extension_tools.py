@@ -101,6 +101,9 @@ AGENT_OUTPUT_SCHEMA = {
 
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "additionalProperties": False}
 
+SKILL_TOOL_NAMES = ("Skill",)
+SUBAGENT_TOOL_NAMES = ("Task", "TaskList", "TaskStop", "AgentOutput")
+
 
 @dataclass(frozen=True, slots=True)
 class SkillToolProvider:
@@ -108,6 +111,7 @@ class SkillToolProvider:
 
     extensions: Extensions
     name: str = "skills"
+    names: tuple[str, ...] = SKILL_TOOL_NAMES
 
     def tools(self, context: ToolProviderContext) -> Iterable[Tool]:
         """Return the Skill tool (none when no skill may be started by the model)."""
@@ -129,6 +133,7 @@ class SubagentToolProvider:
 
     extensions: Extensions
     name: str = "subagents"
+    names: tuple[str, ...] = SUBAGENT_TOOL_NAMES
 
     def tools(self, context: ToolProviderContext) -> Iterable[Tool]:
         """Return the subagent tools (none when no subagent is defined)."""

@@ -13,7 +13,7 @@ import asyncio
 import getpass
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from aimon_core.agent import Turn, new_execution_id
 from aimon_core.runtime._background import BackgroundTask, BackgroundTasks
 from aimon_core.runtime._fork import ForkBase, ForkRequest, fork_answer, run_fork
-from aimon_core.tools import ToolContext, ToolInput, ToolResult
+from aimon_core.tools import ToolContext, ToolInput, ToolResult, tool_list_notes
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition, ExecutionResult
@@ -64,15 +64,19 @@ class Extensions:
         forks: what forks borrow from the runtime (client, policy, hooks); None: skills and
             subagents are listed, but a fork cannot run (it says so).
         runtime_id: the runtime's id, as a skill body may name it.
+        tool_names: the runtime's tool names; listings name the tools a skill or a subagent
+            asks for that the runtime does not have.
     """
 
     def __init__(self, *, project_root: Path, skills: SkillRegistry, agents: AgentRegistry,
-                 forks: ForkBase | None = None, runtime_id: str = "") -> None:
+                 forks: ForkBase | None = None, runtime_id: str = "",
+                 tool_names: frozenset[str] = frozenset()) -> None:
         self.project_root = project_root
         self.skills = skills
         self.agents = agents
         self.forks = forks
         self.runtime_id = runtime_id
+        self.tool_names = tool_names
         self.tasks = BackgroundTasks()
 
     # -- what is loaded
@@ -314,11 +318,15 @@ class Extensions:
 
     def skills_text(self) -> str:
         """Return what /skills shows: each skill, its layer and file, and problems."""
-        return listing_text("skills", self.skills.listing(), self.skills.failures)
+        notes = {s.name: tool_list_notes(s.allowed_tools, self.tool_names)
+                 for s in self.skills.values()}
+        return listing_text("skills", self.skills.listing(), self.skills.failures, notes)
 
     def agents_text(self) -> str:
         """Return what /agents shows: each subagent, its layer and file, and problems."""
-        return listing_text("subagents", self.agents.listing(), self.agents.failures)
+        notes = {a.name: tool_list_notes(a.tools or (), self.tool_names)
+                 for a in self.agents.values()}
+        return listing_text("subagents", self.agents.listing(), self.agents.failures, notes)
 
 
 def task_answer(entry: BackgroundTask) -> ToolResult:
@@ -344,8 +352,10 @@ def _one_line(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def listing_text(kind: str, entries: tuple[object, ...], failures: tuple[object, ...]) -> str:
-    """Return a listing of loaded definitions: name, layer, path, warnings; then failures."""
+def listing_text(kind: str, entries: tuple[object, ...], failures: tuple[object, ...],
+                 notes: Mapping[str, list[str]] | None = None) -> str:
+    """Return a listing of loaded definitions: name, layer, path, warnings (and `notes`, by
+    name); then failures."""
     from aimon_core.skill import ListingEntry, LoadFailure
 
     lines = [f"{len([e for e in entries if isinstance(e, ListingEntry) and not e.disabled])} "
@@ -356,7 +366,8 @@ def listing_text(kind: str, entries: tuple[object, ...], failures: tuple[object,
         lines.append(f"  {entry.name:<20} {entry.layer.value:<14} {entry.path}{state}")
         if not entry.disabled:
             lines.append(f"      {_one_line(entry.description, 100)}")
-        lines.extend(f"      warning: {w}" for w in entry.warnings)
+        warnings = (*entry.warnings, *(notes or {}).get(entry.name, ()))
+        lines.extend(f"      warning: {w}" for w in warnings)
     for failure in failures:
         assert isinstance(failure, LoadFailure)
         lines.append(f"  not loaded: {failure.path} ({failure.layer.value}): {failure.message}")

@@ -99,7 +99,7 @@ def fork_runtime(base: ForkBase, agent: AgentDefinition,
     definition = agent if tools is None else replace(agent, tools=tools)
     root = base.project_root
     # A fork gets the built-in tools only: no Skill, no Task (subagents do not nest).
-    registry, restrictions, _ = agent_tools(definition, root, builtin_providers())
+    registry, restrictions = agent_tools(definition, root, builtin_providers())
     gate = restricted_gate(interactive_gate(base.policy), restrictions, project_root=root,
                            agent=agent.name)
     gate = restricted_gate(gate, base.restrictions, project_root=root, agent=base.agent_name)

@@ -17,8 +17,8 @@ Restrictions = dict[str, tuple[str, ...]]
 
 
 def agent_tools(agent: AgentDefinition, root: Path, providers: Iterable[ToolProvider],
-                extra: Iterable[Tool] = ()) -> tuple[ToolRegistry, Restrictions, list[str]]:
-    """Return the agent's tool registry, its per-tool patterns, and notes about its list.
+                extra: Iterable[Tool] = ()) -> tuple[ToolRegistry, Restrictions]:
+    """Return the agent's tool registry and its per-tool patterns.
 
     The registry holds every provider's tools and `extra` (a library user's own), narrowed
     to the agent's tool list when it has one. Raises RuntimeSetupError for a bad entry.
@@ -29,16 +29,12 @@ def agent_tools(agent: AgentDefinition, root: Path, providers: Iterable[ToolProv
     context = ToolProviderContext(project_root=root, agent_name=agent.name)
     tools = ToolRegistry((*provided_tools(providers, context), *extra))
     if agent.tools is None:
-        return tools, {}, []
+        return tools, {}
     try:
         restrictions = tool_restrictions(agent.tools)
     except RuleError as exc:
         raise RuntimeSetupError(f"{agent.source}: the tool list has a bad entry: {exc}") from None
-    names = tool_names(agent.tools)
-    unknown = [name for name in names if name not in tools]
-    notes = [f"{agent.source}: agent {agent.name!r} names tools aimon does not have: "
-             f"{', '.join(unknown)}"] if unknown else []
-    return tools.only(names), restrictions, notes
+    return tools.only(tool_names(agent.tools)), restrictions
 
 
 def tool_names(entries: Iterable[str]) -> list[str]:

@@ -18,7 +18,6 @@ from aimon_core.agent._definition import (
     positive_int,
     split_frontmatter,
     split_tool_list,
-    tool_name_warnings,
 )
 from aimon_core.skill._hooks import parse_hooks
 from aimon_core.skill._model import (
@@ -75,7 +74,6 @@ def parse_skill(text: str, *, path: Path, directory: Path | None = None) -> Skil
                                       str(path), "max-iterations")
     except AgentDefinitionError as exc:
         raise SkillError(path, exc.reason.replace("tools must", "allowed-tools must")) from exc
-    warnings.extend(w.replace(f"{path}: ", "") for w in tool_name_warnings(tools, str(path)))
     execution = _execution(fields, path, warnings)
     hooks = parse_hooks(fields.get("hooks"), path)
     if not hooks.is_empty and execution.mode == "inline":

@@ -35,11 +35,21 @@ class ToolProviderContext:
 
 
 class ToolProvider(Protocol):
-    """Yields the tools of one domain for a runtime."""
+    """Yields the tools of one domain for a runtime.
+
+    Together, a runtime's providers are the one list of its tools: `names` says every name a
+    domain may give, so that a rule naming one of its tools is understood even while the
+    domain gives none (no subagents defined yet).
+    """
 
     @property
     def name(self) -> str:
         """Return the domain's name ("files", "shell", "mcp" ...), for messages."""
+        ...
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Return the name of every tool this domain may give."""
         ...
 
     def tools(self, context: ToolProviderContext) -> Iterable[Tool]:
@@ -53,6 +63,11 @@ class StaticToolProvider:
 
     name: str
     provided: tuple[Tool, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Return the names of the fixed tools."""
+        return tuple(tool.name for tool in self.provided)
 
     def tools(self, context: ToolProviderContext) -> Iterable[Tool]:
         """Return the fixed tools."""
@@ -80,3 +95,10 @@ def provided_tools(providers: Iterable[ToolProvider], context: ToolProviderConte
                    ) -> tuple[Tool, ...]:
     """Return every provider's tools, in provider order."""
     return tuple(tool for provider in providers for tool in provider.tools(context))
+
+
+def provided_names(providers: Iterable[ToolProvider], extra: Iterable[Tool] = ()
+                   ) -> frozenset[str]:
+    """Return every name the providers may give, and the names of `extra` tools."""
+    return frozenset((*(name for provider in providers for name in provider.names),
+                      *(tool.name for tool in extra)))
