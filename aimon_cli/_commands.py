@@ -190,7 +190,7 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
         run_print,
     )
     from aimon_cli._store import default_store
-    from aimon_core.runtime import AgentRuntimeRegistry, RuntimeSetupError
+    from aimon_core.runtime import Application, RuntimeSetupError
     from aimon_core.session import SessionError
 
     if launch.pick:
@@ -207,21 +207,15 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
     job = PrintJob(prompt=text, output_format=output_format, max_iterations=max_iterations)
 
     async def go() -> int:
-        registry = AgentRuntimeRegistry(
-            launch.project_root, launch.flags,
-            on_notice=notice)
-        try:
+        async with Application(store) as app:
+            registry = app.runtimes(launch.project_root, launch.flags, on_notice=notice)
             try:
                 assembly, live = await _open_live(registry, store, session_id)
             finally:
                 _startup.finish()
-            try:
+            async with live:
                 result = await run_print(job, live, sys.stdout, sys.stderr,
                                          policy=assembly.policy)
-            finally:
-                await live.close()
-        finally:
-            await registry.aclose()
         return exit_code(result)
 
     try:

@@ -35,13 +35,14 @@ class ReplRuntimes:
     def __init__(self, project_root: Path, flags: RuntimeFlags, store: SessionStore,
                  questions: Questions) -> None:
         from aimon_cli._commands import notice
-        from aimon_core.runtime import AgentRuntimeRegistry
+        from aimon_core.runtime import Application
 
         self.store = store
         self.flags = flags
-        self.registry: AgentRuntimeRegistry = AgentRuntimeRegistry(
-            project_root, flags, trust=questions.ask_trust,
-            on_notice=notice)
+        # The REPL is one application: it closes the runtimes it made at exit (`shutdown`).
+        self.app = Application(store)
+        self.registry: AgentRuntimeRegistry = self.app.runtimes(
+            project_root, flags, trust=questions.ask_trust, on_notice=notice)
         # The runtime of the current session (the REPL's permission commands act on it).
         self.assembly: AgentAssembly | None = None
         self._current: LiveSession | None = None
@@ -68,8 +69,8 @@ class ReplRuntimes:
         return built or await self.registry.get(wanted)
 
     async def shutdown(self) -> None:
-        """Close every runtime's model client."""
-        await self.registry.aclose()
+        """Close the application: every runtime's model client and MCP servers."""
+        await self.app.aclose()
 
     async def trust(self, request: TrustRequest, say: Callable[[str, str], None]) -> None:
         """Trust the folder's settings that wait (`/trust`) and apply them to every runtime."""

@@ -40,7 +40,7 @@ from aimon_core.agent._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from aimon_core.agent._executor import Compactor, ExecutionRequest, OrcaExecutor
+from aimon_core.agent._executor import AgentExecutor, Compactor, ExecutionRequest, OrcaExecutor
 from aimon_core.agent._prompt import (
     Environment,
     ProjectInstructions,
@@ -82,6 +82,7 @@ __all__ = [
     "AgentDefinition",
     "AgentDefinitionError",
     "AgentEvent",
+    "AgentExecutor",
     "AgentModel",
     "AgentRuntime",
     "AgentRuntimeId",

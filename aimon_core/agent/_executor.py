@@ -146,6 +146,18 @@ class _Run:
         self.request.turn.emit(event)
 
 
+class AgentExecutor(Protocol):
+    """Runs one execution of an agent runtime to its end (the seeds' AgentExecutor seam).
+
+    `OrcaExecutor` is aimon's; a live session or a fork takes another (a tracing decorator,
+    a test double) where it is given one.
+    """
+
+    async def execute(self, runtime: AgentRuntime, request: ExecutionRequest) -> ExecutionResult:
+        """Run the execution `request` describes and return how it ended."""
+        ...
+
+
 class OrcaExecutor:
     """Runs executions of an agent: model call, tool calls, repeat until an answer or a limit."""
 

@@ -27,6 +27,7 @@ from types import TracebackType
 
 from aimon_core.agent import (
     AgentEvent,
+    AgentExecutor,
     AgentRuntime,
     ApprovalAnswer,
     ApprovalRequest,
@@ -88,6 +89,7 @@ class LiveSessionOptions:
         prompt_expanders: rewrite each prompt before its turn, in order.
         model: the model for this session, beating a model the session chose before (a
             `--model` flag); None: the session's own choice applies.
+        executor: what runs each turn (aimon's Orca executor by default).
     """
 
     commands: CommandRegistry | None = None
@@ -96,7 +98,7 @@ class LiveSessionOptions:
     environment: Environment | None = None
     prompt_expanders: tuple[PromptExpander, ...] = ()
     model: str | None = None
-    executor: OrcaExecutor = field(default_factory=OrcaExecutor)
+    executor: AgentExecutor = field(default_factory=OrcaExecutor)
 
 
 class LiveSession:

@@ -1,9 +1,12 @@
-"""Assembling agents: `build_runtime`, `AgentAssembly` and `AgentRuntimeRegistry`.
+"""Assembling agents: `build_runtime`, `AgentAssembly`, `AgentRuntimeRegistry`, `Application`.
 
 The one composition root: the command line, the REPL, subagent and skill forks and library
-callers all get their runtimes here.
+callers all get their runtimes here. The scopes, outermost first: `Application` (start to
+shutdown), `AgentAssembly` (one agent's runtime, shared by its sessions), then the session's
+own (`aimon_core.live.LiveSession`) and each execution's (`aimon_core.agent.Turn`).
 """
 
+from aimon_core.runtime._application import Application
 from aimon_core.runtime._assembly import AgentAssembly, default_store
 from aimon_core.runtime._build import build_runtime
 from aimon_core.runtime._configure import choose_model, find_agent, load_runtime_settings
@@ -13,6 +16,7 @@ from aimon_core.runtime._registry import AgentRuntimeRegistry, TrustAsker
 __all__ = [
     "AgentAssembly",
     "AgentRuntimeRegistry",
+    "Application",
     "RuntimeFlags",
     "RuntimeParts",
     "RuntimeSetupError",

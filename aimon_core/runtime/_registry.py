@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from aimon_core.runtime._build import build_runtime
@@ -109,6 +110,13 @@ class AgentRuntimeRegistry:
             say(f"Settings not reloaded (the previous ones stay in effect): {exc}", "red")
             return
         await self._reloaded(now, [], say, live)
+
+    async def __aenter__(self) -> AgentRuntimeRegistry:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Close every runtime's model client (builds still running are cancelled)."""

@@ -1,4 +1,11 @@
-"""Test doubles that let tests run aimon and the real provider SDKs without a network."""
+"""What tests of aimon, and of code built on it, use: doubles and the store contract.
+
+A scripted model (`ScriptedLLMClient`, `reply`, `script`) for unit tests of agents and tools;
+a loopback server speaking the providers' wire formats, so end-to-end tests run the real SDKs
+without a network; and the contract every `SessionRecordStore` backend passes.
+"""
+
+from aimon_core.llm import ScriptedLLMClient, ScriptedLLMClientError, reply, script
 
 from ._loopback import (
     CutStream,
@@ -14,18 +21,26 @@ from ._loopback import (
     StreamError,
 )
 from ._loopback_script import loads_script
+from ._store_contract import FakeClock, SessionRecordStoreContract, every_block_conversation
 
 __all__ = [
     "CutStream",
+    "FakeClock",
     "Fault",
     "LoopbackModelServer",
     "RecordedRequest",
     "Reply",
     "ResetConnection",
     "Responder",
+    "ScriptedLLMClient",
+    "ScriptedLLMClientError",
     "ScriptedToolCall",
+    "SessionRecordStoreContract",
     "StallStream",
     "Step",
     "StreamError",
+    "every_block_conversation",
     "loads_script",
+    "reply",
+    "script",
 ]

@@ -6,7 +6,7 @@ import inspect
 import types
 import typing
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, overload
 
 from aimon_core.tools._base import Tool, ToolContext, ToolInput, ToolResult
 
@@ -21,14 +21,24 @@ _JSON_TYPES: dict[Any, dict[str, Any]] = {
 ToolFunction = Callable[..., Awaitable[Any]]
 
 
-def tool(function: ToolFunction | None = None, *, name: str | None = None,
-         read_only: bool = False) -> Any:
+@overload
+def tool(function: ToolFunction, /) -> Tool: ...
+
+
+@overload
+def tool(*, name: str | None = None, read_only: bool = False) -> Callable[[ToolFunction], Tool]:
+    ...
+
+
+def tool(function: ToolFunction | None = None, /, *, name: str | None = None,
+         read_only: bool = False) -> Tool | Callable[[ToolFunction], Tool]:
     """Make a Tool of an async function; use as `@tool` or `@tool(read_only=True)`.
 
     The docstring is what the model is told; each parameter (str, int, float, bool or
     list[str]; required unless it has a default) becomes a property of the input schema. A
-    parameter named `ctx` receives the ToolContext instead. The return value becomes the
-    result's text; an exception becomes an error result the model can read.
+    parameter named `ctx` receives the ToolContext instead (its `turn` is the execution the
+    call belongs to). The return value becomes the result's text (a ToolResult is kept as it
+    is); an exception becomes an error result the model can read.
     """
     def make(fn: ToolFunction) -> Tool:
         return _declare(fn, name=name or fn.__name__, read_only=read_only)

@@ -109,7 +109,7 @@ def test_a_message_stored_in_the_plain_form_is_its_messages_api_json() -> None:
     client sends it as it is: it must be exactly what the client would encode."""
     from aimon_core.llm._anthropic import _message_param
     from aimon_core.session._codec import message_line_from_json
-    from tests.session.conftest import every_block_conversation
+    from aimon_core.testing import every_block_conversation
     from tests.session.test_codec import _message_line_table
 
     plain = 0

@@ -3,36 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from aimon_core.llm import (
-    DocumentBlock,
-    ImageBlock,
     Message,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
 )
 from aimon_core.session import (
     FileSessionRecordStore,
     MemorySessionRecordStore,
     SessionRecordStore,
 )
-
-
-class FakeClock:
-    """A clock that moves one second forward every time it is read."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
+from aimon_core.testing import FakeClock, every_block_conversation
 
 
 @pytest.fixture
@@ -73,36 +56,3 @@ def file_store(tmp_path: Path, clock: FakeClock) -> FileSessionRecordStore:
 def conversation() -> tuple[Message, ...]:
     """Messages holding every kind of content block."""
     return every_block_conversation()
-
-
-def every_block_conversation() -> tuple[Message, ...]:
-    """Messages holding every kind of content block."""
-    return (
-        Message.user("Fix the failing test in parser.py please"),
-        Message(
-            role="assistant",
-            content=(
-                ThinkingBlock(thinking="Look first.", signature="sig=="),
-                ThinkingBlock(thinking="", redacted_data="opaque"),
-                TextBlock(text="Reading it — ünïcödé, \u2028 and a lone \udce9 survive."),
-                ToolUseBlock(id="t1", name="read", input={"path": "parser.py", "n": [1, 2.5]}),
-                ToolUseBlock(id="t2", name="bash", input={}, input_error="bad JSON"),
-            ),
-        ),
-        Message(
-            role="user",
-            content=(
-                ToolResultBlock(
-                    tool_use_id="t1",
-                    content=(
-                        TextBlock(text="line 1\nline 2"),
-                        ImageBlock(media_type="image/png", data="iVBO"),
-                    ),
-                ),
-                ToolResultBlock(tool_use_id="t2", content=(TextBlock(text="no"),), is_error=True),
-                DocumentBlock(media_type="application/pdf", data="JVBE", title="spec"),
-                DocumentBlock(media_type="text/plain", data="aGk="),
-            ),
-        ),
-        Message(role="assistant", content=(TextBlock(text="Done."),)),
-    )
