@@ -22,7 +22,14 @@ from aimon_core.mcp._convert import (
     resource_blocks,
     truncate,
 )
-from aimon_core.tools import Tool, ToolContext, ToolInput, ToolRegistry, ToolResult
+from aimon_core.tools import (
+    ServerSubject,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolRegistry,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from aimon_core.command import CommandHost, CommandOutcome, CommandRegistry, SlashCommand
@@ -72,14 +79,14 @@ def resource_tools(servers: MCPServers) -> tuple[Tool, Tool]:
                     f"{READ_RESOURCE}.",
         input_schema={"type": "object", "properties": {"server": {"type": "string"}},
                       "additionalProperties": False},
-        run=list_run, read_only=True)
+        run=list_run, read_only=True, subject=ServerSubject(param="server"))
     reading = Tool(
         name=READ_RESOURCE,
         description="Read one resource of an MCP server by its URI (as ListMcpResources shows).",
         input_schema={"type": "object", "properties": {
             "server": {"type": "string"}, "uri": {"type": "string"}},
             "required": ["server", "uri"], "additionalProperties": False},
-        run=read_run, read_only=True)
+        run=read_run, read_only=True, subject=ServerSubject(param="server"))
     return listing, reading
 
 
@@ -115,6 +122,9 @@ def prompt_slash_command(servers: MCPServers, server: str, prompt: RemotePrompt)
     names = [n for n, _ in prompt.arguments]
 
     async def run(args: str, host: CommandHost) -> CommandOutcome:
+        denied = _denied_server(server, host)
+        if denied is not None:
+            return CommandOutcome.error(f"/{name} is not run: {denied}")
         try:
             values = _prompt_args(args, prompt)
             session = servers.session_of(server)
@@ -131,6 +141,15 @@ def prompt_slash_command(servers: MCPServers, server: str, prompt: RemotePrompt)
     return SlashCommand(name=name, description=prompt.description or f"MCP prompt of {server}",
                         run=run, usage=f"/{name} {usage}".rstrip() if names else "",
                         origin=f"MCP server {server}")
+
+
+def _denied_server(server: str, host: CommandHost) -> str | None:
+    """Say why the runtime's rules deny reaching `server` (a whole-server deny rule), or None."""
+    from aimon_core.permission import Verdict, decide_server
+
+    policy = host.policy
+    decision = decide_server(server, policy.rules) if policy is not None else None
+    return decision.reason if decision is not None and decision.verdict is Verdict.DENY else None
 
 
 def _prompt_args(args: str, prompt: RemotePrompt) -> dict[str, str]:
@@ -150,12 +169,21 @@ def _prompt_args(args: str, prompt: RemotePrompt) -> dict[str, str]:
     return values
 
 
-async def attach_resources(servers: MCPServers, prompt: str) -> tuple[str, list[str]]:
-    """Append the resources a prompt mentions as `@server:uri`; return it and problems."""
+async def attach_resources(servers: MCPServers, prompt: str,
+                           refused: Callable[[str], str | None] = lambda server: None
+                           ) -> tuple[str, list[str]]:
+    """Append the resources a prompt mentions as `@server:uri`; return it and problems.
+
+    `refused(server)` says why a server may not be reached (a rule denies it), or None.
+    """
     problems: list[str] = []
     attached: list[str] = []
     for server, uri in _MENTION.findall(prompt):
         if server not in servers.names():
+            continue
+        why = refused(server)
+        if why is not None:
+            problems.append(f"@{server}:{uri}: {why}")
             continue
         try:
             result = await servers.session_of(server).read_resource(uri)

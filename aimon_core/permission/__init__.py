@@ -13,7 +13,7 @@ from aimon_core.permission._approvals import (
     approval_rule,
 )
 from aimon_core.permission._bash import parse_command
-from aimon_core.permission._gate import decide, print_mode_gate
+from aimon_core.permission._gate import decide, decide_name, decide_server, print_mode_gate
 from aimon_core.permission._guard import PathGuard, protected_reason, read_filter
 from aimon_core.permission._matcher import (
     evaluate_command,
@@ -71,6 +71,8 @@ __all__ = [
     "approval_rule",
     "check_bypass_allowed",
     "decide",
+    "decide_name",
+    "decide_server",
     "denied_message",
     "evaluate_command",
     "evaluate_path",

@@ -53,7 +53,7 @@ from aimon_core.permission._rules import (
     command_pattern,
     parse_rule,
 )
-from aimon_core.tools import CommandSubject, NameSubject, PathSubject, Tool
+from aimon_core.tools import CommandSubject, NameSubject, PathSubject, Tool, subject_name
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,8 @@ def approval_rule(
             candidate = _path_rule(tool.name, path, project_root, cwd, absolute=absolute)
         case NameSubject(param=param):
             name = tool_input.get(param)
-            candidate = f"{tool.name}({name.strip()})" if isinstance(name, str) else tool.name
+            candidate = (f"{tool.name}({subject_name(name)})" if isinstance(name, str)
+                         else tool.name)
         case _:
             candidate = tool.name
     try:

@@ -12,8 +12,16 @@ from aimon_core.permission._bash import parse_command
 from aimon_core.permission._guard import PathGuard
 from aimon_core.permission._matcher import evaluate_command, evaluate_tool
 from aimon_core.permission._paths import evaluate_path
-from aimon_core.permission._rules import Decision, PermissionRules, Verdict, describe
-from aimon_core.tools import CommandSubject, NameSubject, PathSubject, Tool, ToolContext
+from aimon_core.permission._rules import Decision, PermissionRules, Verdict, describe, governs
+from aimon_core.tools import (
+    CommandSubject,
+    NameSubject,
+    PathSubject,
+    ServerSubject,
+    Tool,
+    ToolContext,
+    subject_name,
+)
 
 PRINT_MODE = "print mode"
 HOOK = "PreToolUse hook"
@@ -43,9 +51,15 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
                 if decision.verdict is not Verdict.ASK or decision.rule is not None:
                     return decision
         case NameSubject(param=param):
-            named = _by_name(tool.name, tool_input.get(param), rules)
+            name = tool_input.get(param)
+            named = decide_name(tool.name, name, rules) if isinstance(name, str) else None
             if named is not None:
                 return named
+        case ServerSubject(param=param):
+            server = tool_input.get(param)
+            reached = _by_server(tool.name, server if isinstance(server, str) else None, rules)
+            if reached is not None:
+                return reached
         case _:
             pass
     if whole is not None:
@@ -55,15 +69,45 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
     return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool.name}")
 
 
-def _by_name(tool: str, name: object, rules: PermissionRules) -> Decision | None:
-    """Decide `Skill(name)` rules: the specifier is the name, exactly; deny, ask, allow."""
-    if not isinstance(name, str):
-        return None
+def decide_name(tool: str, name: str, rules: PermissionRules) -> Decision | None:
+    """Decide rules that name what `tool` starts (`Skill(review)`, `Task(explore)`, Claude
+    Code's `Agent(explore)`): deny, then ask, then allow; None when no rule names it.
+
+    Names on both sides are read as the tools read them (`subject_name`: `/review` is
+    `review`), so a spelling the tool accepts is one the rule matches.
+    """
+    wanted = subject_name(name)
     for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask),
                            (Verdict.ALLOW, rules.allow)):
         for rule in group:
-            if rule.tool == tool and rule.specifier == name.strip():
+            if (governs(rule.tool, tool) and rule.specifier is not None
+                    and subject_name(rule.specifier) == wanted):
                 return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    return None
+
+
+def decide_server(server: str, rules: PermissionRules) -> Decision | None:
+    """Decide the rules on a whole MCP server (`mcp__github`, `mcp__github__*`) for something
+    that reaches it without a tool of its own: its resources, an `@github:uri` mention, a
+    prompt of it run as a slash command. Deny, then ask; None when no rule names it."""
+    probe = f"mcp__{server}__"
+    for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask)):
+        for rule in group:
+            if rule.specifier is None and governs(rule.tool, probe):
+                return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    return None
+
+
+def _by_server(tool: str, server: str | None, rules: PermissionRules) -> Decision | None:
+    """Decide a call that reaches one MCP server (or, with no server named, all of them)."""
+    if server is not None:
+        return decide_server(server, rules)
+    for rule in rules.deny:
+        if rule.specifier is None and rule.tool.startswith("mcp__") and \
+                rule.tool.removesuffix("__*").count("__") == 1:
+            return Decision(verdict=Verdict.DENY, rule=rule.text, reason=(
+                f"{tool} without a server reaches every MCP server, and rule {rule.text} "
+                "denies one of them; name the server (server=...)"))
     return None
 
 

@@ -218,9 +218,13 @@ def match_argv(pattern: CommandPattern, argv: tuple[str, ...]) -> int | None:
             return None
 
 
+# Claude Code's other names for aimon's tools: a rule written with them names the same tool.
+_ALIASES = {"Agent": "Task", "KillBash": "KillShell"}
+
+
 def governs(rule_tool: str, tool: str) -> bool:
     """Tell whether a rule naming ``rule_tool`` applies to calls of ``tool``."""
-    if rule_tool == tool:
+    if rule_tool == tool or _ALIASES.get(rule_tool) == tool:
         return True
     if rule_tool == "Edit" and tool in EDIT_TOOLS:
         return True

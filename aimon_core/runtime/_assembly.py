@@ -169,12 +169,22 @@ class AgentAssembly:
         self.mcp.start()
 
     async def _attach_mcp_resources(self, prompt: str) -> str:
-        """Append the resources `@server:uri` mentions name; say which could not be read."""
+        """Append the resources `@server:uri` mentions name; say which could not be read.
+
+        A rule denying the whole server (`mcp__github`) holds here too: its resource is not
+        read, and the prompt says so.
+        """
         from aimon_core.mcp import attach_resources
+        from aimon_core.permission import Verdict, decide_server
 
         if self.mcp is None or "@" not in prompt:
             return prompt
-        expanded, problems = await attach_resources(self.mcp, prompt)
+
+        def refused(server: str) -> str | None:
+            decision = decide_server(server, self.policy.rules)
+            return decision.reason if decision and decision.verdict is Verdict.DENY else None
+
+        expanded, problems = await attach_resources(self.mcp, prompt, refused)
         notes = "".join(f"\n[could not attach {problem}]" for problem in problems)
         return expanded + notes
 

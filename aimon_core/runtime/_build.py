@@ -91,7 +91,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         tool_names=known,
         forks=ForkBase(project_root=root, client=client, model=model, settings=model_settings,
                        policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
-                       restrictions=_restrictions(agent), agent_name=agent.name))
+                       restrictions=_restrictions(agent), agent_name=agent.name,
+                       tools=agent.tools))
     notices.extend(extensions.notices())
     providers = parts.providers
     if providers is None:

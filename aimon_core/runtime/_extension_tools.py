@@ -137,12 +137,15 @@ class SubagentToolProvider:
 
     def tools(self, context: ToolProviderContext) -> Iterable[Tool]:
         """Return the subagent tools (none when no subagent is defined)."""
+        from aimon_core.tools import NameSubject
+
         if not self.extensions.agents.names():
             return ()
         ext = self.extensions
         return (
             Tool(name="Task", description=TASK_DESCRIPTION, input_schema=TASK_SCHEMA,
-                 run=ext.task_tool, read_only=True),
+                 run=ext.task_tool, read_only=True,
+                 subject=NameSubject(param="subagent_type")),
             Tool(name="TaskList", description=TASK_LIST_DESCRIPTION, input_schema=EMPTY_SCHEMA,
                  run=ext.task_list_tool, read_only=True),
             Tool(name="TaskStop", description=TASK_STOP_DESCRIPTION,

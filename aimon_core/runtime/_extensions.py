@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from aimon_core.agent import Turn, new_execution_id
 from aimon_core.runtime._background import BackgroundTask, BackgroundTasks
 from aimon_core.runtime._fork import ForkBase, ForkRequest, fork_answer, run_fork
-from aimon_core.tools import ToolContext, ToolInput, ToolResult, tool_list_notes
+from aimon_core.tools import ToolContext, ToolInput, ToolResult, subject_name, tool_list_notes
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition, ExecutionResult
@@ -122,7 +122,7 @@ class Extensions:
 
     def skill_named(self, name: str, *, by_model: bool) -> Skill:
         """Return the enabled skill `name` that the model (or the user) may start."""
-        skill = self.skills.get(name.strip().lstrip("/"))
+        skill = self.skills.get(subject_name(name))
         if skill is None:
             names = ", ".join(self.skills.names()) or "none"
             raise InvokeError(f"No skill named {name!r}. Available skills: {names}.")
@@ -136,7 +136,7 @@ class Extensions:
 
     def agent_named(self, name: str) -> AgentDefinition:
         """Return the enabled subagent `name`; InvokeError naming the others if none."""
-        agent = self.agents.get(name.strip())
+        agent = self.agents.get(subject_name(name))
         if agent is None:
             names = ", ".join(self.agents.names()) or "none"
             raise InvokeError(f"Unknown subagent {name!r}. Available subagents: {names}.")
@@ -283,6 +283,7 @@ class Extensions:
 
         try:
             skill = self.skill_named(name, by_model=False)
+            _refuse_denied(host, "Skill", skill.name)
             live = await host.live_session()
             if skill.execution.mode != "fork":
                 return CommandOutcome.submit(
@@ -301,6 +302,7 @@ class Extensions:
 
         try:
             agent = self.agent_named(agent_name)
+            _refuse_denied(host, "Task", agent.name)
             await host.live_session()
             request = ForkRequest(agent=agent, goal=goal, execution_id=new_execution_id(),
                                   label="task")
@@ -327,6 +329,21 @@ class Extensions:
         notes = {a.name: tool_list_notes(a.tools or (), self.tool_names)
                  for a in self.agents.values()}
         return listing_text("subagents", self.agents.listing(), self.agents.failures, notes)
+
+
+def _refuse_denied(host: CommandHost, tool: str, name: str) -> None:
+    """Raise InvokeError when a deny rule names what a slash command would start.
+
+    `Skill(review)` denies `/review` and `/skill review` as it denies the Skill tool;
+    `Task(explore)` (or Claude Code's `Agent(explore)`) denies `/task explore`. Typing the
+    command is the approval an ask rule wants; a deny rule is not lifted by it.
+    """
+    from aimon_core.permission import Verdict, decide_name
+
+    policy = host.policy
+    decision = decide_name(tool, name, policy.rules) if policy is not None else None
+    if decision is not None and decision.verdict is Verdict.DENY:
+        raise InvokeError(f"{tool}({name}) is not run: {decision.reason}.")
 
 
 def task_answer(entry: BackgroundTask) -> ToolResult:

@@ -36,7 +36,7 @@ from aimon_core.agent import (
 )
 from aimon_core.hook import HookEvent, HookRegistry, SubagentStartInput, SubagentStopInput
 from aimon_core.llm import LLMClient, Message, ModelSettings
-from aimon_core.runtime._tooling import Restrictions, agent_tools
+from aimon_core.runtime._tooling import Restrictions, agent_tools, tool_names
 from aimon_core.tools import ToolContext
 
 if TYPE_CHECKING:
@@ -53,8 +53,9 @@ _TURN_EVENTS = frozenset({HookEvent.ON_START, HookEvent.ON_STOP})
 class ForkBase:
     """What a runtime lends the forks its sessions start.
 
-    `restrictions` are the runtime's own agent's tool patterns (`Bash(git log:*)`): a fork
-    is held to them too, so an agent cannot widen its reach by starting a subagent.
+    `tools` (the runtime's own agent's tool list, None: every tool) and `restrictions` (its
+    patterns, `Bash(git log:*)`) hold for its forks too: an agent cannot widen its reach by
+    starting a subagent.
     """
 
     project_root: Path
@@ -66,6 +67,7 @@ class ForkBase:
     permission_mode: Callable[[], str | None]
     restrictions: Restrictions
     agent_name: str
+    tools: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,6 +102,8 @@ def fork_runtime(base: ForkBase, agent: AgentDefinition,
     root = base.project_root
     # A fork gets the built-in tools only: no Skill, no Task (subagents do not nest).
     registry, restrictions = agent_tools(definition, root, builtin_providers())
+    if base.tools is not None:
+        registry = registry.only(tool_names(base.tools))
     gate = restricted_gate(interactive_gate(base.policy), restrictions, project_root=root,
                            agent=agent.name)
     gate = restricted_gate(gate, base.restrictions, project_root=root, agent=base.agent_name)

@@ -5,6 +5,7 @@ from aimon_core.tools._base import (
     NameSubject,
     PathFilter,
     PathSubject,
+    ServerSubject,
     Subject,
     Tool,
     ToolContext,
@@ -15,6 +16,7 @@ from aimon_core.tools._base import (
     ToolRun,
     check_input,
     execute_tool,
+    subject_name,
     warm_validators,
 )
 from aimon_core.tools._declare import tool
@@ -56,6 +58,7 @@ __all__ = [
     "PathFilter",
     "PathSubject",
     "ProposedChange",
+    "ServerSubject",
     "StaticToolProvider",
     "Subject",
     "Todo",
@@ -83,6 +86,7 @@ __all__ = [
     "proposed_change",
     "provided_names",
     "provided_tools",
+    "subject_name",
     "tool",
     "tool_list_notes",
     "warm_validators",

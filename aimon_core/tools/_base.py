@@ -42,12 +42,30 @@ class CommandSubject:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NameSubject:
-    """The tool starts the thing named in parameter `param` (a skill): rules say `Skill(name)`."""
+    """The tool starts the thing named in parameter `param` (a skill, a subagent): rules say
+    `Skill(name)`, `Task(name)`. The name is read as `subject_name` reads it."""
 
     param: str
 
 
-Subject = PathSubject | CommandSubject | NameSubject
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSubject:
+    """The tool reaches the MCP server named in parameter `param` (its resources): a rule on
+    the whole server (`mcp__github`) covers the call; no server named means every server."""
+
+    param: str
+
+
+Subject = PathSubject | CommandSubject | NameSubject | ServerSubject
+
+
+def subject_name(text: str) -> str:
+    """Return a skill's or a subagent's name as typed (`/review `, ` review`) read as a name.
+
+    The tools that start them look names up this way, and rules are matched this way, so a
+    spelling the tool accepts is never one a rule misses.
+    """
+    return text.strip().lstrip("/").strip()
 
 PathFilter = Callable[[Path], bool]
 """Tell whether a tool may read a path (False: a permission deny rule forbids it)."""

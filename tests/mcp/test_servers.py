@@ -7,6 +7,7 @@ import functools
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from aimon_core.mcp import (
     bind_extras,
     status_text,
 )
+from aimon_core.permission import PermissionRules
 from aimon_core.tools import ToolInput, ToolRegistry
 
 FAKE = str(Path(__file__).with_name("fake_server.py"))
@@ -156,10 +158,20 @@ async def test_error_results_truncation_resources_and_prompts() -> None:
         assert "the note at note://hello" in prompt and not problems
         command = registry.get("mcp__fake__greet")
         assert command is not None
-        outcome = await command.run("Ada", None)  # type: ignore[arg-type]
+        no_rules = SimpleNamespace(policy=None)
+        outcome = await command.run("Ada", no_rules)  # type: ignore[arg-type]
         assert outcome.prompt == "Say hello to Ada."
-        missing = await command.run("", None)  # type: ignore[arg-type]
+        missing = await command.run("", no_rules)  # type: ignore[arg-type]
         assert missing.is_error and "name" in missing.text
+        # A rule denying the whole server holds for its prompts and its mentioned resources.
+        deny = SimpleNamespace(policy=SimpleNamespace(rules=PermissionRules.parse(
+            deny=["mcp__fake"])))
+        refused = await command.run("Ada", deny)  # type: ignore[arg-type]
+        assert refused.is_error and "denied by rule mcp__fake" in refused.text
+        prompt, problems = await attach_resources(
+            mcp, "look at @fake:note://hello", lambda server: "denied by rule mcp__fake")
+        assert "the note at" not in prompt and problems == [
+            "@fake:note://hello: denied by rule mcp__fake"]
     finally:
         await mcp.aclose()
 
