@@ -30,6 +30,7 @@ from aimon_core.permission._readonly import (
 from aimon_core.permission._rules import (
     EDIT_TOOLS,
     Decision,
+    ExactPattern,
     PermissionRules,
     Rule,
     Verdict,
@@ -115,7 +116,8 @@ def evaluate_command(
     here = Path(cwd or root)
     path_rules = [r for r in (*rules.deny, *rules.ask)
                   if r.specifier is not None and (governs(r.tool, "Read") or r.tool in EDIT_TOOLS)]
-    hidden = suspicion(forms, rules, tool, path_rule=path_rules[0] if path_rules else None)
+    hidden = None if _exactly_allowed(parsed, rules, tool) else suspicion(
+        forms, rules, tool, path_rule=path_rules[0] if path_rules else None)
     if hidden is not None:
         return Decision(verdict=Verdict.ASK, reason=hidden)
     guard = PathGuard(rules, root, ask=True)
@@ -143,6 +145,30 @@ def evaluate_command(
     names = ", ".join(r.text for r in used)
     reason = f"allowed by rule {names}" if len(used) == 1 else f"allowed by rules {names}"
     return Decision(verdict=Verdict.ALLOW, reason=reason, rule=used[0].text)
+
+
+def _exactly_allowed(parsed: ParsedCommand, rules: PermissionRules, tool: str) -> bool:
+    """Tell whether every simple command is one an allow rule names word for word.
+
+    Such a rule (`Bash(python3 test_calc.py)`, or an approval remembered for that exact
+    command) is the user's explicit decision: it is honoured although a deny rule names
+    another program that the command might run inside (`Bash(rm:*)`), since what a program
+    does inside is the sandbox's to contain. Deny and ask rules that match the command, its
+    normal forms or the paths it names still win; nothing may surround it (no construct, no
+    expansion, no assignment, no write redirection).
+    """
+    if parsed.risky or not parsed.commands:
+        return False
+    exact = set()
+    for rule in rules.allow:
+        if governs(rule.tool, tool) and rule.specifier is not None:
+            pattern = command_pattern(rule.specifier, rule=rule.text)
+            if isinstance(pattern, ExactPattern):
+                exact.add(pattern.words)
+    return all(
+        simple.argv in exact and not simple.dynamic and not simple.assignments
+        and not any(is_write_redirect(r) for r in simple.redirects)
+        for simple in parsed.commands)
 
 
 def _risky_decision(parsed: ParsedCommand) -> Decision:
