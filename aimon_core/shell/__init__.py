@@ -15,12 +15,21 @@ from aimon_core.shell._local import (
     cap_text,
     cut_notice,
     has_terminal,
-    is_secret_name,
     kill_process_group,
-    model_env,
-    secret_values,
     spawn_process,
     wait_exit,
+)
+from aimon_core.shell._secrets import (
+    MIN_SECRET_LENGTH,
+    PROVIDER_KEYS,
+    SecretPairs,
+    is_secret,
+    is_secret_name,
+    is_secret_value,
+    merge_secrets,
+    model_env,
+    redact,
+    secret_values,
 )
 
 
@@ -70,18 +79,25 @@ class VirtualShell(Protocol):
 
 
 __all__ = [
+    "MIN_SECRET_LENGTH",
+    "PROVIDER_KEYS",
     "BackgroundOutput",
     "BackgroundStatus",
     "LocalShell",
+    "SecretPairs",
     "ShellResult",
     "UnknownShellError",
     "VirtualShell",
     "cap_text",
     "cut_notice",
     "has_terminal",
+    "is_secret",
     "is_secret_name",
+    "is_secret_value",
     "kill_process_group",
+    "merge_secrets",
     "model_env",
+    "redact",
     "secret_values",
     "spawn_process",
     "wait_exit",

@@ -8,56 +8,13 @@ import contextlib
 import errno
 import itertools
 import os
-import re
 import signal
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-# Credentials of aimon itself: never in a model's command, whatever the settings say.
-PROVIDER_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"})
-# Any other variable whose name ends like a credential's is left out unless the settings'
-# `shellEnvPassthrough` names it (GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ...).
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|SECRET|SECRET_?KEY|TOKEN|PASSWORD|PASSWD)$"
-)
-# Shorter values would redact ordinary words and numbers.
-MIN_SECRET_LENGTH = 8
-
-
-def is_secret_name(name: str) -> bool:
-    """Return True if the variable `name` holds a credential by its name."""
-    upper = name.upper()
-    return upper in PROVIDER_KEYS or bool(_SECRET_NAME.search(upper))
-
-
-def model_env(
-    environ: Mapping[str, str], passthrough: Collection[str] = ()
-) -> dict[str, str]:
-    """Return `environ` without credentials: the environment of commands run for the model.
-
-    Provider keys always go; other secret-named variables stay only if `passthrough` names them.
-    """
-    allowed = set(passthrough) - PROVIDER_KEYS
-    return {
-        name: value
-        for name, value in environ.items()
-        if name in allowed or not is_secret_name(name)
-    }
-
-
-def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """Return (name, value) of every credential in `environ`, longest value first.
-
-    Passed-through variables are included: a command may use them, the model need not read them.
-    """
-    found = {
-        (name, value)
-        for name, value in environ.items()
-        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
-    }
-    return tuple(sorted(found, key=lambda pair: (-len(pair[1]), pair[0])))
+from aimon_core.shell._secrets import model_env
 
 
 def cut_notice(count: int) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aimon_core.llm import ImageBlock, TextBlock, ToolDefinition
+from aimon_core.shell import redact
 from aimon_core.tools._detail import FileChange, ToolDetail
 from aimon_core.tools._fastcheck import plainly_fits
 from aimon_core.tools._preview import Describer, Previewer
@@ -180,14 +181,6 @@ def _environ_secrets() -> tuple[tuple[str, str], ...]:
     from aimon_core.shell import secret_values
 
     return secret_values(os.environ)
-
-
-def redact(text: str, secrets: Iterable[tuple[str, str]]) -> str:
-    """Return `text` with every secret value replaced by `[REDACTED:NAME]`."""
-    for name, value in secrets:
-        if value and value in text:
-            text = text.replace(value, f"[REDACTED:{name}]")
-    return text
 
 
 def _redact_value(value: Any, secrets: tuple[tuple[str, str], ...]) -> Any:
