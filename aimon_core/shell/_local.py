@@ -319,8 +319,8 @@ class LocalShell:
     ) -> None:
         """`env` adds variables to every command's environment (settings' `env`).
 
-        Commands inherit aimon's environment without credentials (see `model_env`);
-        `passthrough` names secret-named variables to keep anyway (never provider keys).
+        Commands inherit aimon's environment; credentials, from either, stay out (see
+        `model_env`) unless `passthrough` names them (never provider keys).
         """
         self.output_limit = output_limit
         self.kill_grace = kill_grace
@@ -330,8 +330,11 @@ class LocalShell:
         self._ids = itertools.count(1)
 
     def _child_env(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        """Return a command's environment: aimon's without credentials, then the additions."""
-        return {**model_env(os.environ, self.passthrough), **self.env, **(env or {})}
+        """Return a command's environment: aimon's and the additions, without credentials."""
+        child = model_env(os.environ, self.passthrough, settings_env=self.env)
+        if env:
+            child.update(model_env(env, self.passthrough))
+        return child
 
     async def _spawn(
         self, command: str, cwd: Path, env: Mapping[str, str] | None

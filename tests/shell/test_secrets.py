@@ -133,3 +133,47 @@ def test_the_passthrough_setting_is_checked_and_needs_trust() -> None:
     assert without_risky(values).shell_env_passthrough == ()
     with pytest.raises(SettingsError, match="shellEnvPassthrough"):
         check_layer({"shellEnvPassthrough": ["A=B"]}, path=None, display="x")
+
+
+SETTINGS_ENV = {"ANTHROPIC_API_KEY": KEY, "GITHUB_TOKEN": "ghp_" + "S3ttings" * 5,
+                "DATABASE_URL": "postgres://app:pw-settings-123@db/app", "FROM_SETTINGS": "yes"}
+
+
+@pytest.mark.parametrize("passthrough", [(), tuple(SETTINGS_ENV)])
+@pytest.mark.parametrize("background", [False, True])
+def test_credentials_in_settings_env_follow_the_same_rule(
+        tmp_path: Path, passthrough: tuple[str, ...], background: bool) -> None:
+    """A provider key put in settings `env` never reaches a command; any other credential
+    there only when shellEnvPassthrough names it; ordinary variables always."""
+    shell = LocalShell(env=SETTINGS_ENV, passthrough=passthrough)
+
+    async def scenario() -> str:
+        command = "env; echo end"
+        if not background:
+            return (await shell.run(command, cwd=tmp_path, timeout=10)).stdout
+        shell_id = await shell.start_background(command, cwd=tmp_path)
+        text = ""
+        for _ in range(400):
+            out = await shell.read_background(shell_id)
+            text += out.stdout
+            if out.status != "running":
+                return text + (await shell.read_background(shell_id)).stdout
+            await asyncio.sleep(0.01)
+        raise AssertionError("the background command never ended")
+
+    try:
+        printed = asyncio.run(scenario())
+    finally:
+        asyncio.run(shell.close())
+    assert "FROM_SETTINGS=yes" in printed
+    assert KEY not in printed
+    for name in ("GITHUB_TOKEN", "DATABASE_URL"):
+        assert (f"{name}={SETTINGS_ENV[name]}" in printed) == bool(passthrough)
+
+
+def test_a_call_s_own_env_cannot_carry_a_provider_key(tmp_path: Path) -> None:
+    shell = LocalShell()
+    result = asyncio.run(shell.run("env", cwd=tmp_path, timeout=10,
+                                   env={"ANTHROPIC_API_KEY": KEY, "PLAIN": "1"}))
+    assert "PLAIN=1" in result.stdout
+    assert KEY not in result.stdout
