@@ -18,7 +18,9 @@ from aimon_core.config._mcp import (
     MCPServerConfig,
     StdioServerConfig,
     check_server,
+    expand,
     read_mcp_json,
+    server_credentials,
 )
 from aimon_core.config._settings import (
     CompactionConfig,
@@ -37,11 +39,13 @@ from aimon_core.config._settings import (
 from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
 
 if TYPE_CHECKING:
+    from aimon_core.config._secrets import known_secrets, servers_secrets
     from aimon_core.config._watch import SettingsCallback, watch_settings
 
 # The watcher (asyncio, its polling loop) loads on first use: only the REPL watches settings,
-# print mode never does.
-__getattr__ = lazy_getattr(__name__, {"SettingsCallback": "_watch", "watch_settings": "_watch"})
+# print mode never does. The credentials load with the runtime (they need aimon_core.shell).
+__getattr__ = lazy_getattr(__name__, {"SettingsCallback": "_watch", "watch_settings": "_watch",
+                                      "known_secrets": "_secrets", "servers_secrets": "_secrets"})
 
 __all__ = [
     "CLAUDE_DIR",
@@ -69,8 +73,12 @@ __all__ = [
     "TrustStore",
     "check_server",
     "claude_user_dir",
+    "expand",
+    "known_secrets",
     "load_settings",
     "read_mcp_json",
+    "server_credentials",
+    "servers_secrets",
     "settings_paths",
     "watch_settings",
 ]

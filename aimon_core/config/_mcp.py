@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from aimon_core.config._settings import SettingsError, key_path
 
 MCP_JSON_FILE = ".mcp.json"
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,48}")
 _STDIO_KEYS = ("type", "command", "args", "env", "cwd")
 _HTTP_KEYS = ("type", "url", "headers")
@@ -78,6 +79,31 @@ class HTTPServerConfig:
 
 
 MCPServerConfig = StdioServerConfig | HTTPServerConfig
+
+
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """Replace `${VAR}` and `${VAR:-default}` with values from `env` (missing: empty/default)."""
+    return _VAR.sub(lambda m: env.get(m.group(1), m.group(2) or ""), text)
+
+
+def server_credentials(config: MCPServerConfig, environ: Mapping[str, str]
+                       ) -> tuple[tuple[str, str], ...]:
+    """Return (name, value) of the credentials an entry hands its server, `${VAR}` expanded.
+
+    A stdio server's `env` and an HTTP server's `headers`, by the credential rule: the server
+    may use them, the model must not read them back. For a header such as `Authorization:
+    Bearer T` the credential after the scheme counts on its own too.
+    """
+    from aimon_core.shell import MIN_SECRET_LENGTH, is_secret
+
+    pairs = config.env if isinstance(config, StdioServerConfig) else config.headers
+    found: list[tuple[str, str]] = []
+    for name, raw in pairs:
+        value = expand(raw, environ)
+        if is_secret(name, value):
+            scheme, _, credential = value.partition(" ")
+            found += [(name, value), *([(name, credential.strip())] if scheme.isalpha() else [])]
+    return tuple((name, value) for name, value in found if len(value) >= MIN_SECRET_LENGTH)
 
 
 def _fail(display: str, path: Path | None, key: str | None, reason: str) -> SettingsError:

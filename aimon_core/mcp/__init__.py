@@ -4,12 +4,13 @@ Importing this package does not import the `mcp` SDK (0.9-2 s here); connections
 off the event loop when the first server starts.
 """
 
+from aimon_core.config import expand
 from aimon_core.mcp._connection import (
     MCPConnectionError,
     RemotePrompt,
     RemoteTool,
     ServerOffer,
-    expand,
+    server_env,
 )
 from aimon_core.mcp._convert import call_result, prompt_command, tool_name, truncate
 from aimon_core.mcp._extras import (
@@ -39,6 +40,7 @@ __all__ = [
     "expand",
     "prompt_command",
     "resource_tools",
+    "server_env",
     "status_text",
     "tool_name",
     "truncate",

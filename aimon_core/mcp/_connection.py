@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -20,12 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
 
-from aimon_core.config import HTTPServerConfig, MCPServerConfig, StdioServerConfig
+from aimon_core.config import HTTPServerConfig, MCPServerConfig, StdioServerConfig, expand
+from aimon_core.shell import is_secret
 
 log = logging.getLogger(__name__)
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDERR_TAIL = 2000
+# What a stdio server inherits from aimon's environment: where things are, how to print and
+# how to reach the network (proxies, certificate authorities), never a credential. Anything
+# else it needs, its entry's `env` names. The MCP SDK's own default is the first six; Claude
+# Code's desktop app passes a similar short list.
+_INHERITED = frozenset({
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LANGUAGE", "TZ", "TMPDIR",
+    "TMP", "TEMP", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy",
+    "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+})
+_INHERITED_PREFIXES = ("LC_", "XDG_")
 
 
 class MCPConnectionError(Exception):
@@ -66,9 +75,21 @@ class ServerOffer:
     resources: bool
 
 
-def expand(text: str, env: Mapping[str, str]) -> str:
-    """Replace `${VAR}` and `${VAR:-default}` with values from `env` (missing: empty/default)."""
-    return _VAR.sub(lambda m: env.get(m.group(1), m.group(2) or ""), text)
+def server_env(environ: Mapping[str, str], config: StdioServerConfig,
+               project_root: Path | None = None) -> dict[str, str]:
+    """Return a stdio server's environment: a safe part of `environ`, then its entry's `env`.
+
+    The entry's values are `${VAR}`-expanded from `environ`: naming a variable there is how a
+    credential is handed to a server. The project folder is in AIMON_PROJECT_DIR and
+    CLAUDE_PROJECT_DIR, as Claude Code sets it.
+    """
+    env = {name: value for name, value in environ.items()
+           if (name in _INHERITED or name.startswith(_INHERITED_PREFIXES))
+           and not value.startswith("()") and not is_secret(name, value)}
+    if project_root is not None:
+        env["AIMON_PROJECT_DIR"] = env["CLAUDE_PROJECT_DIR"] = str(project_root)
+    env.update((name, expand(value, environ)) for name, value in config.env)
+    return env
 
 
 async def import_sdk() -> None:
@@ -196,7 +217,7 @@ class MCPConnection:
                 params = StdioServerParameters(
                     command=expand(config.command, self._env),
                     args=[expand(a, self._env) for a in config.args],
-                    env={k: expand(v, self._env) for k, v in config.env} or None,
+                    env=server_env(self._env, config, next(iter(self._roots()), None)),
                     cwd=expand(config.cwd, self._env) if config.cwd else None)
                 errlog = cast(TextIO, self._stderr or sys.stderr)
                 async with stdio_client(params, errlog=errlog) as streams:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from aimon_core.llm import ImageBlock, TextBlock
+from aimon_core.shell import SecretPairs, redact
 from aimon_core.tools import ToolResult
 
 _BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -26,18 +28,31 @@ def prompt_command(server: str, prompt: str) -> str:
     return _BAD_CHARS.sub("_", f"mcp__{server}__{prompt}").lower()
 
 
-def call_result(result: Any, *, max_chars: int) -> ToolResult:
-    """Convert an SDK `CallToolResult`; `isError` becomes an error result for the model."""
+def call_result(result: Any, *, max_chars: int, secrets: SecretPairs = ()) -> ToolResult:
+    """Convert an SDK `CallToolResult`; `isError` becomes an error result for the model.
+
+    `secrets` are redacted from its text (a server may echo the credentials it was given).
+    """
     blocks = [block for item in result.content for block in content_blocks(item)]
-    if not blocks and result.structured_content is not None:
-        blocks.append(TextBlock(text=json.dumps(result.structured_content, ensure_ascii=False)))
+    structured = result.structured_content
+    if structured is not None and secrets:
+        structured = json.loads(redact(json.dumps(structured, ensure_ascii=False), secrets))
+    if not blocks and structured is not None:
+        blocks.append(TextBlock(text=json.dumps(structured, ensure_ascii=False)))
     if not blocks:
         blocks.append(TextBlock(text="(the tool returned no content)"))
     data: dict[str, Any] = {}
-    if result.structured_content is not None:
-        data["structured_content"] = result.structured_content
-    return ToolResult(content=truncate(tuple(blocks), max_chars), is_error=bool(result.is_error),
-                      data=data)
+    if structured is not None:
+        data["structured_content"] = structured
+    return ToolResult(content=truncate(redacted(blocks, secrets), max_chars),
+                      is_error=bool(result.is_error), data=data)
+
+
+def redacted(blocks: Iterable[TextBlock | ImageBlock], secrets: SecretPairs
+             ) -> tuple[TextBlock | ImageBlock, ...]:
+    """Return `blocks` with `secrets` redacted from their text."""
+    return tuple(TextBlock(text=redact(b.text, secrets)) if isinstance(b, TextBlock) else b
+                 for b in blocks)
 
 
 def content_blocks(item: Any) -> list[TextBlock | ImageBlock]:
@@ -96,11 +111,11 @@ def truncate(blocks: tuple[TextBlock | ImageBlock, ...], max_chars: int
     return tuple(kept)
 
 
-def prompt_text(result: Any) -> str:
-    """Join a `GetPromptResult`'s messages into one prompt."""
+def prompt_text(result: Any, secrets: SecretPairs = ()) -> str:
+    """Join a `GetPromptResult`'s messages into one prompt, `secrets` redacted."""
     parts: list[str] = []
     for message in result.messages:
         for block in content_blocks(message.content):
             if isinstance(block, TextBlock):
                 parts.append(block.text)
-    return "\n\n".join(parts)
+    return redact("\n\n".join(parts), secrets)

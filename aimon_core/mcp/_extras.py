@@ -19,9 +19,11 @@ from aimon_core.mcp._convert import (
     CHARS_PER_TOKEN,
     prompt_command,
     prompt_text,
+    redacted,
     resource_blocks,
     truncate,
 )
+from aimon_core.shell import redact
 from aimon_core.tools import (
     ServerSubject,
     Tool,
@@ -58,7 +60,8 @@ def resource_tools(servers: MCPServers) -> tuple[Tool, Tool]:
                          + (f" ({r.mime_type})" if r.mime_type else "")
                          + (f": {r.description}" if r.description else "")
                          for r in listed.resources)
-        return ToolResult.ok("\n".join(lines) or "No MCP server offers resources.")
+        text = "\n".join(lines) or "No MCP server offers resources."
+        return ToolResult.ok(redact(text, servers.secrets))
 
     async def read_run(tool_input: ToolInput, context: ToolContext) -> ToolResult:
         server, uri = tool_input.string("server"), tool_input.string("uri")
@@ -67,8 +70,10 @@ def resource_tools(servers: MCPServers) -> tuple[Tool, Tool]:
         except MCPConnectionError as exc:
             return ToolResult.error(str(exc))
         except Exception as exc:
-            return ToolResult.error(f"cannot read {uri} from MCP server {server}", exc)
-        blocks = tuple(b for c in result.contents for b in resource_blocks(c))
+            return ToolResult.error(redact(f"cannot read {uri} from MCP server {server}: {exc}",
+                                           servers.secrets))
+        blocks = redacted((b for c in result.contents for b in resource_blocks(c)),
+                          servers.secrets)
         limit = servers.options.max_output_tokens * CHARS_PER_TOKEN
         return ToolResult(content=truncate(blocks or (TextBlock(text="(empty)"),), limit))
 
@@ -133,8 +138,9 @@ def prompt_slash_command(servers: MCPServers, server: str, prompt: RemotePrompt)
         except ValueError as exc:
             return CommandOutcome.error(str(exc))
         except Exception as exc:
-            return CommandOutcome.error(f"MCP prompt {prompt.name} of {server} failed: {exc}")
-        return CommandOutcome.submit(prompt_text(result))
+            return CommandOutcome.error(redact(
+                f"MCP prompt {prompt.name} of {server} failed: {exc}", servers.secrets))
+        return CommandOutcome.submit(prompt_text(result, servers.secrets))
 
     usage = " ".join(f"<{n}>" if req else f"[{n}]" for n, req in prompt.arguments)
     name = prompt_command(server, prompt.name)
@@ -175,6 +181,8 @@ async def attach_resources(servers: MCPServers, prompt: str,
     """Append the resources a prompt mentions as `@server:uri`; return it and problems.
 
     `refused(server)` says why a server may not be reached (a rule denies it), or None.
+    Known credentials (`servers.secrets`) are redacted from what is attached: it becomes part
+    of the prompt, which is stored, shown and sent.
     """
     problems: list[str] = []
     attached: list[str] = []
@@ -188,10 +196,10 @@ async def attach_resources(servers: MCPServers, prompt: str,
         try:
             result = await servers.session_of(server).read_resource(uri)
         except Exception as exc:
-            problems.append(f"@{server}:{uri}: {exc}")
+            problems.append(redact(f"@{server}:{uri}: {exc}", servers.secrets))
             continue
-        text = "\n".join(b.text for c in result.contents for b in resource_blocks(c)
-                         if isinstance(b, TextBlock))
+        text = redact("\n".join(b.text for c in result.contents for b in resource_blocks(c)
+                                if isinstance(b, TextBlock)), servers.secrets)
         attached.append(f'<resource server="{server}" uri="{uri}">\n{text}\n</resource>')
     if not attached:
         return prompt, problems

@@ -27,6 +27,7 @@ from aimon_core.mcp._connection import (
     import_sdk,
 )
 from aimon_core.mcp._convert import CHARS_PER_TOKEN, call_result, tool_name
+from aimon_core.shell import SecretPairs, redact
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
@@ -124,12 +125,21 @@ class MCPServers:
     def __init__(self, servers: Mapping[str, MCPServerConfig], *, tools: ToolRegistry,
                  roots: Callable[[], Sequence[Path]], options: MCPOptions | None = None,
                  env: Mapping[str, str] | None = None, notify: Notify = lambda text: None,
-                 allow: Callable[[str], bool] = lambda name: True, sleep: Sleep = asyncio.sleep
-                 ) -> None:
+                 allow: Callable[[str], bool] = lambda name: True, sleep: Sleep = asyncio.sleep,
+                 secrets: SecretPairs | None = None) -> None:
+        """`env` is what `${VAR}` in the entries expands from (default: aimon's environment);
+        a stdio server inherits only a safe part of it (`server_env`). `secrets` are redacted
+        from everything a server sends that reaches the model (default: the credentials of
+        `env` and those the entries hand their servers)."""
         self._servers = {name: _Server(name=name, config=c) for name, c in servers.items()}
         self._registry = tools
         self._roots = roots
         self._env = dict(os.environ if env is None else env)
+        if secrets is None:
+            from aimon_core.config import servers_secrets
+
+            secrets = servers_secrets(servers, self._env)
+        self.secrets = secrets
         self.options = options or MCPOptions.from_env(self._env)
         self.notify = notify
         self._allow = allow
@@ -330,8 +340,9 @@ class MCPServers:
             return await self.call_tool(server, remote.name, dict(tool_input.raw))
 
         # A readOnlyHint is the server's claim, not a fact: the policy asks unless a rule allows.
+        description = redact(remote.description, self.secrets)
         return Tool(name=tool_name(server, remote.name),
-                    description=remote.description or f"The {remote.name} tool of {server}.",
+                    description=description or f"The {remote.name} tool of {server}.",
                     input_schema=remote.input_schema, run=run, read_only=False)
 
     def session_of(self, server: str) -> Any:
@@ -367,7 +378,8 @@ class MCPServers:
             return ToolResult.error(f"{exc}; the user can check it with /mcp")
         except Exception as exc:
             return self._call_failed(server, tool, exc)
-        return call_result(result, max_chars=self.options.max_output_tokens * CHARS_PER_TOKEN)
+        return call_result(result, max_chars=self.options.max_output_tokens * CHARS_PER_TOKEN,
+                           secrets=self.secrets)
 
     async def _wait_restart(self, server: str) -> None:
         item = self._servers.get(server)
@@ -388,7 +400,8 @@ class MCPServers:
         if isinstance(exc, MCPError) and exc.code == _REQUEST_TIMEOUT:
             return self._timed_out(server, tool)
         if isinstance(exc, MCPError) and exc.code != _CONNECTION_CLOSED:
-            return ToolResult.error(f"{tool} on MCP server {server} failed: {exc.message}")
+            return ToolResult.error(redact(f"{tool} on MCP server {server} failed: {exc.message}",
+                                           self.secrets))
         item = self._servers[server]
         if item.connection is not None and item.phase is ServerPhase.CONNECTED:
             # Mark it at once: the next call waits for the restart instead of failing too.
