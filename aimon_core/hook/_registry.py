@@ -17,7 +17,8 @@ from aimon_core.hook._config import (
     matcher_accepts,
 )
 from aimon_core.hook._events import HookEvent, HookInput
-from aimon_core.hook._result import HookResult, combine
+from aimon_core.hook._result import HookResult, combine, redacted
+from aimon_core.shell import SecretPairs
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +50,22 @@ class HookRegistry:
         project_dir: Path | None = None,
         output_limit: int = OUTPUT_LIMIT,
         kill_grace: float = 1.0,
+        secrets: SecretPairs | None = None,
     ) -> None:
         """Create a registry holding `commands` (from settings) and no callbacks yet.
 
         Args:
             project_dir: where command hooks run (default: each input's cwd).
             kill_grace: seconds between SIGTERM and SIGKILL when a command hook is stopped.
+            secrets: credentials redacted from every answer (default: aimon's environment's).
         """
+        if secrets is None:
+            import os
+
+            from aimon_core.shell import secret_values
+
+            secrets = secret_values(os.environ)
+        self.secrets = secrets
         self.project_dir = project_dir
         self.output_limit = output_limit
         self.kill_grace = kill_grace
@@ -149,12 +159,12 @@ class HookRegistry:
             return HookResult()
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(run) for run in runs]
-        return combine(task.result() for task in tasks)
+        return redacted(combine(task.result() for task in tasks), self.secrets)
 
     def _start_background(self, spec: CommandHookSpec, hook_input: HookInput,
                           notice: HookNotice | None, env: Mapping[str, str] | None) -> None:
         async def run() -> None:
-            result = await self._run_command(spec, hook_input, env)
+            result = redacted(await self._run_command(spec, hook_input, env), self.secrets)
             for error in result.errors:
                 log.warning("async hook: %s", error)
                 if notice is not None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from aimon_core.shell import SecretPairs, redact
 
 
 class PermissionDecision(enum.Enum):
@@ -132,6 +134,26 @@ def combine(results: Iterable[HookResult]) -> HookResult:
         errors=tuple(error for r in items for error in r.errors),
         source=", ".join(dict.fromkeys(r.source for r in items if r.source)),
     )
+
+
+def redacted(result: HookResult, secrets: SecretPairs) -> HookResult:
+    """Return `result` with `secrets` redacted from every text a person or the model reads.
+
+    Hooks run with aimon's whole environment (they are the user's own commands), so what
+    they print may hold a credential. `updated_input` is left alone: it is a tool's input,
+    which the model does not read back, and a hook may put a credential there on purpose.
+    """
+    if not secrets:
+        return result
+
+    def clean(text: str) -> str:
+        return redact(text, secrets)
+
+    cleaned = replace(
+        result, feedback=clean(result.feedback), system_message=clean(result.system_message),
+        additional_context=clean(result.additional_context), source=clean(result.source),
+        stop_reason=clean(result.stop_reason), errors=tuple(map(clean, result.errors)))
+    return result if cleaned == result else cleaned
 
 
 def feedback_reminder(text: str) -> str:
