@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         model_info,
     )
     from aimon_core.llm._openai import OpenAIClient
+    from aimon_core.llm._redact import RedactingClient, SecretSource, redact_message
     from aimon_core.llm._retry import RetryingClient, RetryPolicy
     from aimon_core.llm._select import (
         ProviderChoice,
@@ -81,6 +82,9 @@ _LAZY = {
     "known_models": "_models",
     "model_info": "_models",
     "OpenAIClient": "_openai",
+    "RedactingClient": "_redact",
+    "SecretSource": "_redact",
+    "redact_message": "_redact",
     "RetryingClient": "_retry",
     "RetryPolicy": "_retry",
     "ProviderChoice": "_select",
@@ -120,6 +124,7 @@ __all__ = [
     "ModelSettings",
     "OpenAIClient",
     "ProviderChoice",
+    "RedactingClient",
     "ResponseCompleted",
     "RetryPolicy",
     "RetryScheduled",
@@ -128,6 +133,7 @@ __all__ = [
     "ScriptStep",
     "ScriptedLLMClient",
     "ScriptedLLMClientError",
+    "SecretSource",
     "StopReason",
     "StreamEvent",
     "StreamRestarted",
@@ -149,6 +155,7 @@ __all__ = [
     "model_info",
     "ollama_models",
     "probe_ollama",
+    "redact_message",
     "reply",
     "script",
 ]
