@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from aimon_core.mcp import MCPServers
     from aimon_core.permission import PermissionPolicy
     from aimon_core.session import SessionStore
+    from aimon_core.shell import SecretPairs
     from aimon_core.tools import ToolContext
 
 
@@ -51,12 +52,26 @@ class AgentAssembly:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # Every tool name the runtime's providers may give: what its rules must name.
     tool_names: frozenset[str] = frozenset()
+    _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
+        default=(None, ()), init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.commands is None:
             from aimon_core.command import default_registry
 
             self.commands = default_registry()
+
+    @property
+    def secrets(self) -> SecretPairs:
+        """Return every credential the runtime knows of: in aimon's environment, the settings'
+        `env` and the MCP entries (redacted from all the model sees; reloads included)."""
+        loaded, secrets = self._secrets
+        if loaded is not self.settings:
+            from aimon_core.config import known_secrets
+
+            secrets = known_secrets(self.settings.settings, os.environ)
+            self._secrets = (self.settings, secrets)
+        return secrets
 
     def tool_context(self, env: Mapping[str, str] | None = None) -> ToolContext:
         """Return a ToolContext on the local file system and shell, in the project."""
@@ -71,7 +86,7 @@ class AgentAssembly:
             project_root=root, cwd=root, fs=LocalFileSystem(root),
             shell=LocalShell(env=self.settings.settings.env if env is None else env,
                              passthrough=self.settings.settings.shell_env_passthrough),
-            state=ToolState(), agent_name=self.runtime.agent.name,
+            state=ToolState(), agent_name=self.runtime.agent.name, secrets=self.secrets,
             # Grep and Glob skip what Read deny rules cover; reloaded rules apply at once.
             path_filter=read_filter(lambda: policy.rules, root),
         )
@@ -141,6 +156,7 @@ class AgentAssembly:
                 on_error(exc)
         self.hooks.replace_commands(specs)
         self.settings = loaded
+        self.hooks.secrets = self.secrets
         if (new.model, new.provider, new.base_url) != (old.model, old.provider, old.base_url):
             notes.append("model changes take effect when aimon starts again")
         if new.env != old.env:

@@ -9,6 +9,7 @@ is made whole, with what it needs, in that order: nothing is wired afterwards.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,7 +51,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     Raises RuntimeSetupError with a message that says what to fix.
     """
     from aimon_core.agent import AgentRuntime, AgentRuntimeId
-    from aimon_core.llm import ModelSettings, make_client
+    from aimon_core.llm import ModelSettings, RedactingClient, make_client
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
     from aimon_core.tools import builtin_providers, provided_names, tool_list_notes
@@ -69,6 +70,9 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
             notices.append(f"No API key configured: using the local model server at "
                            f"{choice.base_url} (model {choice.model}).")
         client, model = make_client(choice), choice.model
+    # The last wall: no request leaves with a credential the runtime knows of (the assembly
+    # keeps the list, and follows settings reloads). Forks borrow this client too.
+    client = RedactingClient(client, lambda: assembly.secrets)
     # Agent-scope approvals belong to the agent in this project, never to every project.
     runtime_id = AgentRuntimeId.of(agent.name, project_key(str(root)))
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
@@ -109,12 +113,13 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         settings=model_settings, hooks=hooks, id=runtime_id,
         permission_mode=lambda: policy.mode.value,
     )
-    return AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
-                         hooks=hooks, settings=settings, notices=notices,
-                         commands=_commands(extensions, notices, root),
-                         mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
-                         # Background subagents end with the runtime.
-                         closers=[extensions.tasks.close])
+    assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
+                             hooks=hooks, settings=settings, notices=notices,
+                             commands=_commands(extensions, notices, root),
+                             mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
+                             # Background subagents end with the runtime.
+                             closers=[extensions.tasks.close])
+    return assembly
 
 
 def _restrictions(agent: AgentDefinition) -> dict[str, tuple[str, ...]]:
@@ -196,5 +201,8 @@ def mcp_servers(settings: LoadedSettings, tools: Any, policy: PermissionPolicy,
         return wanted is None or name in wanted or any(
             name.startswith(w + "__") for w in wanted if w.startswith("mcp__"))
 
+    from aimon_core.config import known_secrets
+
     return MCPServers(settings.settings.mcp_servers, tools=tools, allow=allow,
-                      roots=lambda: (policy.project_root, *policy.extra_dirs))
+                      roots=lambda: (policy.project_root, *policy.extra_dirs),
+                      secrets=known_secrets(settings.settings, os.environ))

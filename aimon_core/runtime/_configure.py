@@ -161,7 +161,12 @@ def hook_specs(settings: LoadedSettings) -> tuple[CommandHookSpec, ...]:
 
 
 def build_hooks(settings: LoadedSettings, project_root: Path) -> HookRegistry:
-    """Return a hook registry holding the command hooks of every loaded settings file."""
+    """Return a hook registry holding the command hooks of every loaded settings file.
+
+    What the hooks answer is redacted of every credential the settings and environment name.
+    """
+    from aimon_core.config import known_secrets
     from aimon_core.hook import HookRegistry
 
-    return HookRegistry(hook_specs(settings), project_dir=project_root)
+    return HookRegistry(hook_specs(settings), project_dir=project_root,
+                        secrets=known_secrets(settings.settings, os.environ))
