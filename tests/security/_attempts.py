@@ -142,6 +142,8 @@ class Batch:
     """The model's replies, instead of the attempts' calls (for faults of the model itself)."""
     timeout: float = RUN_TIMEOUT
     """Seconds before the run counts as hung and is killed."""
+    prompt: str = "go"
+    """What `aimon -p` is given (placeholders expanded)."""
     provider: Provider = "openai"
     """The wire aimon talks to the model server: OpenAI's costs aimon half the start-up CPU of
     Anthropic's SDK, so it is the default where the attempt does not depend on the wire."""

@@ -269,8 +269,8 @@ def run_batch(batch: Batch, ws: Workspace) -> Outcome:
     started = time.monotonic()
     steps = batch.steps(ws) if batch.steps is not None else script(batch, ws)
     with LoopbackModelServer(steps, provider=batch.provider) as server:
-        args = [*model_args(batch.provider), "-p", "go", "--output-format", "stream-json",
-                *batch.args]
+        args = [*model_args(batch.provider), "-p", ws.expand(batch.prompt),
+                "--output-format", "stream-json", *batch.args]
         code, out, err = run_aimon(ws, server, batch.provider, args, batch.env, batch.timeout)
         if code is None:
             release_fifos(ws.root)
