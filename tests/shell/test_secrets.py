@@ -61,22 +61,27 @@ def test_printenv_in_bash_shows_no_key(tmp_path: Path, monkeypatch: pytest.Monke
     assert "SOME_SERVICE_TOKEN" not in result.text
 
 
+async def background_output(shell: LocalShell, command: str, cwd: Path) -> str:
+    """Run `command` as a background job of `shell`; return all it printed once it ended."""
+    shell_id = await shell.start_background(command, cwd=cwd)
+    text = ""
+    for _ in range(400):
+        out = await shell.read_background(shell_id)
+        text += out.stdout
+        if out.status != "running":
+            return text + (await shell.read_background(shell_id)).stdout
+        await asyncio.sleep(0.01)
+    raise AssertionError("the background command never ended")
+
+
 def test_background_shell_gets_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
     async def scenario() -> str:
         shell = LocalShell()
         try:
-            shell_id = await shell.start_background("printenv ANTHROPIC_API_KEY; echo end",
-                                                    cwd=tmp_path)
-            text = ""
-            for _ in range(400):
-                out = await shell.read_background(shell_id)
-                text += out.stdout
-                if out.status != "running":
-                    return text + (await shell.read_background(shell_id)).stdout
-                await asyncio.sleep(0.01)
-            raise AssertionError("the background command never ended")
+            return await background_output(shell, "printenv ANTHROPIC_API_KEY; echo end",
+                                           tmp_path)
         finally:
             await shell.close()
 
@@ -151,15 +156,7 @@ def test_credentials_in_settings_env_follow_the_same_rule(
         command = "env; echo end"
         if not background:
             return (await shell.run(command, cwd=tmp_path, timeout=10)).stdout
-        shell_id = await shell.start_background(command, cwd=tmp_path)
-        text = ""
-        for _ in range(400):
-            out = await shell.read_background(shell_id)
-            text += out.stdout
-            if out.status != "running":
-                return text + (await shell.read_background(shell_id)).stdout
-            await asyncio.sleep(0.01)
-        raise AssertionError("the background command never ended")
+        return await background_output(shell, command, tmp_path)
 
     try:
         printed = asyncio.run(scenario())
