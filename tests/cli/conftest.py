@@ -6,6 +6,7 @@ Every wait is on screen text (or on a process appearing or going away), never a 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -74,6 +75,21 @@ def spawn(server: LoopbackModelServer, project: Path, home: Path) -> Iterator[Sp
     for child in children:
         if child.isalive():
             child.terminate(force=True)
+
+
+# What the terminal may put between two characters of a line it wrapped: the line break and
+# the escape sequences around it (colour, cursor moves).
+_WRAP = r"(?:[\s]|\x1b\[[0-9;?]*[A-Za-z])*"
+
+
+def expect_text(child: pexpect.spawn, text: str, timeout: float | None = -1) -> None:
+    """Wait for `text` on screen wherever the terminal wrapped it.
+
+    A line that holds a temporary path wraps where the path's length puts it (pytest's
+    folders grow with the run counter and the worker), so a fixed wrap point is never assumed.
+    """
+    child.expect(_WRAP.join(re.escape(char) for char in text if not char.isspace()),
+                 timeout=timeout)
 
 
 def wait_prompt(child: pexpect.spawn) -> None:

@@ -16,7 +16,7 @@ from aimon_core.agent import INTERRUPTED_RESULT, repair_tool_pairs
 from aimon_core.llm import ToolResultBlock
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
-from .conftest import Spawn, leave, stored, wait_prompt, wait_until
+from .conftest import Spawn, expect_text, leave, stored, wait_prompt, wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -119,7 +119,7 @@ def test_a_survives_clear_and_a_new_process(spawn: Spawn, server: LoopbackModelS
     child = spawn()
     child.send("edit\r")
     answer(child, "a")
-    child.expect_exact("✓ allowed for this agent: Edit(//")
+    expect_text(child, "✓ allowed for this agent: Edit(//")
     finished(child, "One.")
     child.send("/clear\r")
     child.expect_exact("Started a new session")
@@ -278,7 +278,7 @@ def test_editing_settings_reloads_them_and_the_new_rule_applies(
     assert "denied by rule Bash(touch:*)" in tool_results(server)[-1]
     assert not (project / "three.txt").exists()
     child.send("/permissions\r")
-    child.expect_exact(f"deny   Bash(touch:*)  user settings ({settings})")
+    expect_text(child, f"deny   Bash(touch:*)  user settings ({settings})")
     wait_prompt(child)
     settings.write_text('{"permissions": {"deny": [5]}}')
     child.expect_exact("Settings not reloaded")
