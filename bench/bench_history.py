@@ -24,7 +24,6 @@ from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_sessions import conversation
 
 
 def _load(tree: str | None) -> dict[str, ModuleType]:
@@ -55,7 +54,10 @@ def measure(tree: str | None, size: int) -> dict[str, float]:
     """Return the milliseconds of each walk, for the code in `tree`."""
     m = _load(tree)
     llm, transcript = m["llm"], m["transcript"]
-    history = tuple(conversation(size))
+    # The messages are built from the tree's own classes (code that checks exact types would
+    # see none of its own in another tree's values).
+    sessions = importlib.reload(importlib.import_module("bench_sessions"))
+    history = tuple(sessions.conversation(size))
     prompt = llm.Message.user("go on")
     tool = llm.ToolDefinition(name="Read", description="Read a file. " * 20,
                               input_schema={"type": "object", "properties": {}})
