@@ -310,7 +310,7 @@ class _BodyEncoder:
         marks = _breakpoints(messages)
         # What comes before the first breakpoint is the same JSON in the next request.
         first = min(marks, default=len(messages))
-        parts = [self._history.encode(messages[:first], _plain_messages)]
+        parts = [self._history.encode(messages[:first], _joined_messages)]
         for index in range(first, len(messages)):
             param = _message_param(messages[index])
             if index in marks:
@@ -328,26 +328,9 @@ def _head_json(bare: LLMRequest, info: ModelInfo) -> str:
     return _json(params)
 
 
-def _plain_messages(messages: Sequence[Message]) -> str:
-    """Return the comma-joined JSON of `messages` with no cache breakpoint.
-
-    A message read from a session in the plain form is sent as it was stored
-    (`Message.plain_json`: that form is this API's); the others are encoded, each run of them
-    in one call.
-    """
-    parts: list[str] = []
-    run: list[dict[str, Any]] = []
-    for message in messages:
-        if message.plain_json is None:
-            run.append(_message_param(message))
-            continue
-        if run:
-            parts.append(_json(run)[1:-1])
-            run = []
-        parts.append(message.plain_json)
-    if run:
-        parts.append(_json(run)[1:-1])
-    return ",".join(parts)
+def _joined_messages(messages: Sequence[Message]) -> str:
+    """Return the comma-joined JSON of `messages` with no cache breakpoint, in one call."""
+    return _json([_message_param(m) for m in messages])[1:-1]
 
 
 def _mark_last_block(message: dict[str, Any]) -> None:

@@ -86,12 +86,6 @@ class Message:
 
     role: Role
     content: tuple[ContentBlock, ...]
-    # The JSON this message was read from, when a session line held it in the plain form: a
-    # non-empty list of text (non-empty), tool_use (no input error) and tool_result (of
-    # non-empty texts) blocks, no key left at its default. That form is also the Messages
-    # API's, so the Anthropic client sends it as it is: a resumed session's history is not
-    # encoded again (issue 13). A cache: never compared, and not carried by `replace()`.
-    plain_json: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def user(cls, text: str) -> Message:

@@ -20,7 +20,6 @@ from aimon_core.session._codec import (
     SnapshotLine,
     ToolStartedLine,
     line_from_json,
-    message_line_from_json,
 )
 from aimon_core.session._errors import SessionCodecError, SessionCorruptError, SessionExistsError
 from aimon_core.session._ids import SessionId
@@ -210,14 +209,6 @@ def decode_session_file(session_id: SessionId, path: Path, data: bytes) -> Sessi
     state = _Reading()
     updated_at = None
     for number, raw in enumerate(lines, 1):
-        # Most lines are messages aimon wrote: read on their own path (no line object).
-        if state.header is not None and (read := message_line_from_json(raw)) is not None:
-            at, message = read
-            state.messages.append(message)
-            _after(state, (message,))
-            if updated_at is None or at > updated_at:
-                updated_at = at
-            continue
         if not raw or raw.isspace():
             continue
         try:
@@ -303,11 +294,6 @@ def _apply(state: _Reading, line: object, where: str, warnings: list[str]) -> No
         case _:
             warnings.append(f"{where}: a second header line; skipped")
             new = ()
-    _after(state, new)
-
-
-def _after(state: _Reading, new: tuple[Message, ...]) -> None:
-    """Keep the started calls and the title up to date with `new` messages."""
     if new and state.started:
         state.started = unanswered_tool_ids(state.started, new)
     if not state.title:

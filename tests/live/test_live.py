@@ -324,29 +324,3 @@ def test_a_read_only_call_runs_without_waiting_for_its_start_line(tmp_path: Path
     assert seen_before_written == [True]
     stored = store.records.path_of(session_id).read_text()  # type: ignore[attr-defined]
     assert stored.count('"type":"tool_started"') == 1  # written all the same
-
-
-def test_a_resumed_history_reaches_the_client_as_stored(tmp_path: Path) -> None:
-    """The plain messages a session file gives back keep their stored JSON through the turn's
-    history and the executor, so the Anthropic client sends them without encoding them."""
-    client = script(reply("", ("Ok", {})), reply("first done"), reply("again done"))
-    runtime, store, ctx = setup(tmp_path, client)
-
-    async def first() -> str:
-        live = await open_live(runtime, store, ctx)
-        await live.submit("one")
-        await live.close()
-        return live.id
-
-    session_id = asyncio.run(first())
-
-    async def again() -> None:
-        live = await open_live(runtime, store, ctx, session_id)
-        await live.submit("two")
-        await live.close()
-
-    asyncio.run(again())
-    history = client.requests[-1].messages
-    assert [m.role for m in history] == ["user", "assistant", "user", "assistant", "user"]
-    assert all(m.plain_json is not None for m in history[:-1])
-    assert history[-1].plain_json is None  # the new prompt: encoded as ever

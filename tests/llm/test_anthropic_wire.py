@@ -102,20 +102,3 @@ def test_the_sdk_sends_the_body_with_its_headers_and_the_stream_is_assembled() -
     assert [(b.name, dict(b.input)) for b in response.content if isinstance(b, ToolUseBlock)] \
         == [("Read", {"p": "/a"})]
     assert response.usage.output_tokens > 0
-
-
-def test_a_message_stored_in_the_plain_form_is_its_messages_api_json() -> None:
-    """The session codec keeps a plain message's stored JSON (`Message.plain_json`) and this
-    client sends it as it is: it must be exactly what the client would encode."""
-    from aimon_core.llm._anthropic import _message_param
-    from aimon_core.session._codec import message_line_from_json
-    from aimon_core.testing import every_block_conversation
-    from tests.session.test_codec import _message_line_table
-
-    plain = 0
-    for text in _message_line_table(every_block_conversation()):
-        read = message_line_from_json(text)
-        if read is not None and read[1].plain_json is not None:
-            assert json.loads(read[1].plain_json) == _message_param(read[1]), text
-            plain += 1
-    assert plain > 40
