@@ -19,7 +19,6 @@ from aimon_core.agent._definition import (
     load_builtin_agent,
     parse_agent,
     parse_frontmatter,
-    split_frontmatter,
     split_tool_list,
 )
 from aimon_core.agent._events import (
@@ -41,6 +40,7 @@ from aimon_core.agent._events import (
     ToolCallStarted,
 )
 from aimon_core.agent._executor import AgentExecutor, Compactor, ExecutionRequest, OrcaExecutor
+from aimon_core.agent._frontmatter import split_frontmatter
 from aimon_core.agent._prompt import (
     Environment,
     ProjectInstructions,

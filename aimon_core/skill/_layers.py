@@ -103,7 +103,7 @@ def disabling_name(text: str, *, default: str) -> str | None:
 
     The name is the frontmatter's `name`, else `default` (the folder or file name).
     """
-    from aimon_core.agent._definition import split_frontmatter
+    from aimon_core.agent._frontmatter import split_frontmatter
 
     front, body = split_frontmatter(text)
     if body.strip() or (front is None and text.strip()):

@@ -16,9 +16,9 @@ from typing import Any
 from aimon_core.agent._definition import (
     AgentDefinitionError,
     positive_int,
-    split_frontmatter,
     split_tool_list,
 )
+from aimon_core.agent._frontmatter import split_frontmatter
 from aimon_core.skill._hooks import parse_hooks
 from aimon_core.skill._model import (
     DEFAULT_MAX_ITERATIONS,
@@ -41,14 +41,14 @@ _KNOWN = _SPEC_KEYS | _AIMON_KEYS | _CLAUDE_KEYS
 
 def load_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     """Split and load SKILL.md frontmatter strictly: unparseable YAML is a SkillError."""
-    from aimon_core.agent._definition import FrontmatterYAMLError, _load_yaml
+    from aimon_core.agent._frontmatter import FrontmatterYAMLError, load_frontmatter_yaml
 
     front, body = split_frontmatter(text)
     if front is None:
         raise SkillError(path, "no YAML frontmatter (SKILL.md must start with a --- line and "
                                "the frontmatter must end with another)")
     try:
-        loaded = _load_yaml(front) if front.strip() else {}
+        loaded = load_frontmatter_yaml(front) if front.strip() else {}
     except FrontmatterYAMLError as exc:
         reason = " ".join(str(exc).split())
         hint = (" (quote a value that holds ': ' or write it as a block scalar)"
