@@ -30,9 +30,6 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.delenv(name, raising=False)
     home: Path = tmp_path_factory.mktemp("aimon-home")
     monkeypatch.setenv("AIMON_HOME", str(home))
-    # The compiled-dataclass cache is rebuildable and the same for every test: share it per
-    # worker, so that each `aimon` a test starts finds it warm (aimon_cli/_startup.py).
-    monkeypatch.setenv("AIMON_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "aimon-cache"))
     # Claude Code's user settings (~/.claude) are read too: never the real user's.
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
     yield

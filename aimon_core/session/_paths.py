@@ -30,18 +30,6 @@ def user_config_dir() -> Path:
     return home / "config" if home else Path(platformdirs.user_config_dir("aimon"))
 
 
-def user_cache_dir() -> Path:
-    """Return the folder for caches aimon can rebuild (compiled dataclass code).
-
-    `$AIMON_CACHE_DIR`, else `$AIMON_HOME/cache`, else the platform's cache folder.
-    """
-    cache = os.environ.get("AIMON_CACHE_DIR", "")
-    if cache:
-        return Path(cache).expanduser()
-    home = aimon_home()
-    return home / "cache" if home else Path(platformdirs.user_cache_dir("aimon"))
-
-
 def project_key(project_root: str) -> str:
     """Return the folder name of a project's sessions, e.g. `-home-me-repo-1a2b3c4d`.
 
