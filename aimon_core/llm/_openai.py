@@ -22,7 +22,6 @@ from aimon_core.llm._errors import (
 )
 from aimon_core.llm._joined import JoinedMessages, KeptHead, body_with_messages
 from aimon_core.llm._messages import (
-    ContentBlock,
     DocumentBlock,
     ImageBlock,
     LLMRequest,
@@ -262,27 +261,7 @@ def _message_params(message: Message) -> list[dict[str, Any]]:
     """Translate one message; a user message with tool results becomes several."""
     if message.role == "assistant":
         return [_assistant_param(message)]
-    common = _common_user_params(message.content)
-    return common if common is not None else _user_params(message)
-
-
-def _common_user_params(content: Sequence[ContentBlock]) -> list[dict[str, Any]] | None:
-    """Translate the user messages most of a history holds, by exact type: a prompt of one
-    text, or the text results of tool calls. None for any other: `_user_params` decides it.
-
-    A resumed 10,000-message history is translated in ~9 ms instead of ~18 (it has no stored
-    form on this wire: it is encoded once, on its first request). A test holds the two to the
-    same params over a generated table of messages.
-    """
-    if len(content) == 1 and type(content[0]) is TextBlock:
-        text = content[0].text
-        return [{"role": "user", "content": text}] if text else None
-    out: list[dict[str, Any]] = []
-    for block in content:
-        if type(block) is not ToolResultBlock or ImageBlock in map(type, block.content):
-            return None
-        out.append(_tool_param(block))
-    return out
+    return _user_params(message)
 
 
 def _user_params(message: Message) -> list[dict[str, Any]]:
