@@ -22,13 +22,12 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from aimon_cli._approval import ESCAPE_SECONDS, ApprovalQuestion, Asker, Questions
 from aimon_cli._early import EarlyPrompt, banner_text
+from aimon_cli._keys import repl_key_bindings
 from aimon_cli._prompt import (
     PROMPT_STYLE,
     Pastes,
@@ -127,7 +126,7 @@ class ReplSession:
             completer=SlashCompleter(self.commands),
             complete_while_typing=True,
             reserve_space_for_menu=4,
-            key_bindings=self._pastes.with_keys(self._key_bindings()),
+            key_bindings=self._pastes.with_keys(repl_key_bindings(self)),
             refresh_interval=0,  # the spinner redraws from _tick, only while a turn runs
             style=PROMPT_STYLE,
             enable_suspend=True,
@@ -138,7 +137,7 @@ class ReplSession:
         self.questions.on_held = self._trust_held
         self._prompt.app.ttimeoutlen = ESCAPE_SECONDS  # Esc interrupts as fast as Ctrl-C
         self._asker = Asker(self.questions, self._prompt, say=self._say,
-                            show=self._show_approval, interrupt=self._interrupt)
+                            show=self._show_approval, interrupt=self.interrupt)
 
     # ── CommandHost ──────────────────────────────────────────────────────────────────────
 
@@ -211,7 +210,7 @@ class ReplSession:
         when cancelled (Esc, Ctrl-C)."""
         from aimon_cli._approval import Choice, choose
 
-        if self._busy():  # files may change under a restore while a turn runs
+        if self.busy():  # files may change under a restore while a turn runs
             self._error("A turn is running: let it finish or interrupt it (Esc), then retry.")
             return None
         if details:
@@ -259,7 +258,7 @@ class ReplSession:
             self._opening = self._start_opening(self.options.session_id)
         # SIGINT (Ctrl-C while no prompt reads keys) counts as a Ctrl-C key.
         restore = catch_sigint(asyncio.get_running_loop(),
-                               functools.partial(self._ctrl_c, had_text=False))
+                               functools.partial(self.ctrl_c, had_text=False))
         ticker = asyncio.get_running_loop().create_task(tick(
             self._prompt.app, lambda: self._renderer is not None and self._renderer.activity.busy))
         try:
@@ -286,7 +285,7 @@ class ReplSession:
                 text = await self._prompt.prompt_async(default=self._asker.take_draft(),
                                                        pre_run=self._exit_if_requested)
             except KeyboardInterrupt:  # SIGINT from outside, or Ctrl-C the bindings passed on
-                self._ctrl_c(had_text=False)
+                self.ctrl_c(had_text=False)
                 continue
             except EOFError:
                 break
@@ -349,7 +348,7 @@ class ReplSession:
         exc = task.exception()
         if exc is not None and not isinstance(exc, LiveSessionClosedError):
             log.debug("the turn failed", exc_info=exc)
-            if self._renderer is not None and not self._busy():
+            if self._renderer is not None and not self.busy():
                 self._renderer.turn_failed(f"The turn failed: {exc}")
             else:
                 self._error(f"The turn failed: {exc}")
@@ -466,58 +465,21 @@ class ReplSession:
         if live is not None and live.is_stored:  # an empty session is not kept: no hint
             self._say(f"Resume this session with: aimon --resume {live.id}")
 
-    # ── keys, Ctrl-C and the toolbar ─────────────────────────────────────────────────────
+    # ── Ctrl-C, Esc and the toolbar (the key bindings are in `_keys`) ─────────────────────────
 
-    def _busy(self) -> bool:
+    def busy(self) -> bool:
+        """Tell whether a turn runs."""
         live = self._live
         return live is not None and live.status().running_turn is not None
 
-    def _idle_and_empty(self) -> bool:
+    def idle_and_empty(self) -> bool:
+        """Tell whether no turn runs and the prompt is empty."""
         app = get_app_or_none()
-        return not self._busy() and app is not None and not app.current_buffer.text
+        return not self.busy() and app is not None and not app.current_buffer.text
 
-    def _key_bindings(self) -> KeyBindings:
-        bindings = KeyBindings()
-
-        @bindings.add("enter")
-        def _send(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            if buffer.document.text_before_cursor.endswith("\\"):  # \ then Enter: a newline
-                buffer.delete_before_cursor(1)
-                buffer.insert_text("\n")
-                return
-            buffer.validate_and_handle()
-
-        @bindings.add("escape", "enter")
-        def _newline(event: KeyPressEvent) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @bindings.add("c-c")
-        def _ctrl_c(event: KeyPressEvent) -> None:
-            buffer = event.current_buffer
-            if self._busy() or not buffer.text:
-                self._ctrl_c(had_text=False)
-            else:
-                buffer.reset()
-                self._ctrl_c_armed = False
-
-        @bindings.add("c-o")
-        def _expand(event: KeyPressEvent) -> None:
-            if self._renderer is not None:  # the last folded tool result, whole
-                self._renderer.expand_last()
-
-        @bindings.add("escape", filter=Condition(self._busy))
-        def _escape(event: KeyPressEvent) -> None:
-            self._interrupt()
-
-        @bindings.add("escape", "escape", filter=Condition(self._idle_and_empty))
-        def _rewind(event: KeyPressEvent) -> None:
-            event.current_buffer.text = "/rewind"
-            event.current_buffer.validate_and_handle()
-
-        return bindings
-
-    def _interrupt(self) -> bool:
+    def interrupt(self) -> bool:
+        """Interrupt the running turn (and drop the prompts queued behind it); False when
+        there is none to interrupt."""
         live, renderer = self._live, self._renderer
         running = live.status().running_turn if live is not None else None
         if live is None or running is None or (
@@ -537,9 +499,9 @@ class ReplSession:
             self._say(note, "dim")
         return True
 
-    def _ctrl_c(self, *, had_text: bool) -> None:
+    def ctrl_c(self, *, had_text: bool) -> None:
         """Interrupt the running turn; at an idle, empty prompt, exit on the second press."""
-        if self._interrupt() or had_text:
+        if self.interrupt() or had_text:
             self._ctrl_c_armed = False
             return
         if self._ctrl_c_armed:
@@ -547,6 +509,11 @@ class ReplSession:
             return
         self._ctrl_c_armed = True
         self._say("Press Ctrl-C again to exit", "dim")
+
+    def expand_last(self) -> None:
+        """Show the last folded tool result whole (ctrl+o)."""
+        if self._renderer is not None:
+            self._renderer.expand_last()
 
     def _message(self) -> StyleAndTextTuples:
         """Return the prompt, with a spinner line above it while a turn runs.

@@ -1,0 +1,78 @@
+"""The REPL's keys: Enter sends (a trailing \\ or Esc Enter makes a newline), Ctrl-C and
+Esc interrupt a running turn (Ctrl-C twice at an empty prompt leaves), ctrl+o shows the last
+folded tool result, Esc Esc at an empty prompt rewinds.
+
+What the keys act on is the REPL session (`KeyHost`); this module only binds them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+
+class KeyHost(Protocol):
+    """What the REPL's keys act on."""
+
+    def busy(self) -> bool:
+        """Tell whether a turn runs."""
+        ...
+
+    def idle_and_empty(self) -> bool:
+        """Tell whether no turn runs and the prompt is empty."""
+        ...
+
+    def interrupt(self) -> bool:
+        """Interrupt the running turn; False when there is none."""
+        ...
+
+    def ctrl_c(self, *, had_text: bool) -> None:
+        """Handle Ctrl-C (`had_text`: it cleared a draft)."""
+        ...
+
+    def expand_last(self) -> None:
+        """Show the last folded tool result whole."""
+        ...
+
+
+def repl_key_bindings(host: KeyHost) -> KeyBindings:
+    """Return the REPL prompt's key bindings, acting on `host`."""
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _send(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.document.text_before_cursor.endswith("\\"):  # \ then Enter: a newline
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c")
+    def _ctrl_c(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        had_text = bool(buffer.text) and not host.busy()
+        if had_text:  # at an idle prompt, Ctrl-C clears the draft
+            buffer.reset()
+        host.ctrl_c(had_text=had_text)
+
+    @bindings.add("c-o")
+    def _expand(event: KeyPressEvent) -> None:
+        host.expand_last()
+
+    @bindings.add("escape", filter=Condition(host.busy))
+    def _escape(event: KeyPressEvent) -> None:
+        host.interrupt()
+
+    @bindings.add("escape", "escape", filter=Condition(host.idle_and_empty))
+    def _rewind(event: KeyPressEvent) -> None:
+        event.current_buffer.text = "/rewind"
+        event.current_buffer.validate_and_handle()
+
+    return bindings
