@@ -1,5 +1,5 @@
-"""Markdown files with YAML frontmatter: split, and read with PyYAML (python-frontmatter's
-handler), plus the two repairs agent files written for Claude Code need.
+"""Markdown files with YAML frontmatter: split, and read with PyYAML's safe loader, plus the
+two repairs agent files written for Claude Code need.
 
 Agents, skills and custom commands all start with a `---` block; this module only finds and
 reads it. What the fields mean is each reader's business.
@@ -33,17 +33,17 @@ class FrontmatterYAMLError(ValueError):
 
 
 def load_frontmatter_yaml(front: str) -> object:
-    """Load frontmatter YAML with PyYAML (libyaml's safe loader where installed).
+    """Load frontmatter YAML with PyYAML's safe loader (libyaml's where installed).
 
     Raises FrontmatterYAMLError (PyYAML's message) for YAML that does not parse.
     """
-    # Lazy: PyYAML and python-frontmatter are imported when the first file is read, not when
-    # aimon starts (`aimon --version` loads neither).
+    # Lazy: PyYAML is imported when the first file is read, not when aimon starts
+    # (`aimon --version` never loads it).
     import yaml
-    from frontmatter.default_handlers import YAMLHandler
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return YAMLHandler().load(front)
+        return yaml.load(front, Loader=loader)
     except yaml.YAMLError as exc:
         raise FrontmatterYAMLError(str(exc)) from exc
 
