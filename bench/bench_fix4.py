@@ -279,9 +279,11 @@ def json_floor(session_file: Path, body: bytes, runs: int) -> tuple[float, float
 PARTS = str(Path(__file__).with_name("resume_parts.py"))
 
 
-def resume_parts(runs: int, before: str | None, provider: str = "anthropic") -> None:
+def resume_parts(runs: int, before: str | None, provider: str = "anthropic",
+                 after: str | None = None) -> None:
     """The parts of one `aimon -p -r` of a 10,000-message session, timed inside it (CPU)."""
-    variants: list[tuple[str, dict[str, str]]] = [("after", {})]
+    variants: list[tuple[str, dict[str, str]]] = [("after", {"PYTHONPATH": after} if after
+                                                   else {})]
     variants += [("before", {"PYTHONPATH": before})] if before else []
     times: dict[str, dict[str, list[float]]] = {name: {} for name, _ in variants}
     with tempfile.TemporaryDirectory() as base:
@@ -313,12 +315,14 @@ def _resume_args(provider: str) -> list[str]:
     return ["--provider", provider, "--model", MODELS[provider], "-p", "go on", "-r"]
 
 
-def resume(runs: int, before: str | None, provider: str = "anthropic") -> None:
+def resume(runs: int, before: str | None, provider: str = "anthropic",
+           after: str | None = None) -> None:
     """CPU of `aimon -p -r` on a 10,000-message session over a 10-message one, in pairs.
 
     The sessions are written through the Anthropic wire; `provider` resumes them.
     """
-    variants: list[tuple[str, dict[str, str]]] = [("after", {})]
+    variants: list[tuple[str, dict[str, str]]] = [("after", {"PYTHONPATH": after} if after
+                                                   else {})]
     variants += [("before", {"PYTHONPATH": before})] if before else []
     with tempfile.TemporaryDirectory() as base:
         project = make_project(Path(base))
@@ -348,13 +352,16 @@ def resume(runs: int, before: str | None, provider: str = "anthropic") -> None:
     # A process's CPU scatters upward (the SDK's import alone by ~100 ms), so the least CPU of
     # each size over the runs is the steadier floor: its difference is given too.
     print(f"| code | 10,000 over 10 messages: CPU (median of {runs} pairs, min–max) "
-          "| least CPU of each size, difference | wall 10 / 10,000 (median) |")
-    print("|---|---|---|---|")
+          "| least CPU of each size, difference | CPU 10 / 10,000 (median) "
+          "| wall 10 / 10,000 (median) |")
+    print("|---|---|---|---|---|")
     for name, _ in variants:
         least = min(cpus[name, 10_000]) - min(cpus[name, 10])
         print(f"| {name} | **+{statistics.median(extra[name]) * 1000:.0f} ms** "
               f"({min(extra[name]) * 1000:.0f}–{max(extra[name]) * 1000:.0f}) "
               f"| +{least * 1000:.0f} ms "
+              f"| {statistics.median(cpus[name, 10]) * 1000:.0f} / "
+              f"{statistics.median(cpus[name, 10_000]) * 1000:.0f} ms "
               f"| {statistics.median(walls[name, 10]) * 1000:.0f} / "
               f"{statistics.median(walls[name, 10_000]) * 1000:.0f} ms |")
     print(f"\nits JSON (decode the session file's lines, encode the {len(body) / 1e6:.1f} MB "
@@ -380,6 +387,7 @@ def main() -> None:
     resume_parser = sub.add_parser("resume")
     resume_parser.add_argument("--runs", type=int, default=5)
     resume_parser.add_argument("--before", help="a source tree to compare (run via PYTHONPATH)")
+    resume_parser.add_argument("--after", help="a source tree to run as 'after' (default: this)")
     resume_parser.add_argument("--parts", action="store_true",
                                help="time the parts inside the process instead (resume_parts.py)")
     resume_parser.add_argument("--provider", choices=list(MODELS), default="anthropic",
@@ -389,9 +397,9 @@ def main() -> None:
         case "serve":
             serve()
         case "resume" if args.parts:
-            resume_parts(args.runs, args.before, args.provider)
+            resume_parts(args.runs, args.before, args.provider, args.after)
         case "resume":
-            resume(args.runs, args.before, args.provider)
+            resume(args.runs, args.before, args.provider, args.after)
         case _:
             gaps(args.runs, args.calls, args.before, args.tools.split(","),
                  args.providers.split(","), args.after, args.bare)
