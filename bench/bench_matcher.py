@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from aimon_core.filesystem._gitrepo import repository_is_inert
 from aimon_core.permission import PermissionRules, decide
-from aimon_core.permission._gitrepo import repository_is_inert
 from aimon_core.tools import builtin_tools
 
 READ_ONLY = [

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from aimon_core.filesystem._gitconfig import parse_config
 from aimon_core.permission._gitcmd import GIT_SUBCOMMANDS
-from aimon_core.permission._gitconfig import parse_config
 from aimon_core.permission._optspec import Arity, Option, OptionSpec
 from aimon_core.permission._programs import FIND_PRIMARIES, PROGRAMS
 from aimon_core.permission._readonly import escape_hatches, is_read_only_argv

@@ -21,7 +21,7 @@ import re
 import stat
 from pathlib import Path
 
-from aimon_core.permission._gitconfig import index_gitlinks, parse_config
+from aimon_core.filesystem._gitconfig import index_gitlinks, parse_config
 
 _INERT_KEYS = frozenset({
     "core.repositoryformatversion", "core.filemode", "core.bare", "core.logallrefupdates",
