@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from aimon_core.filesystem._gitrepo import repository_is_inert
+from aimon_core.filesystem import repository_is_inert
 from aimon_core.permission import PermissionRules, decide
 from aimon_core.tools import builtin_tools
 

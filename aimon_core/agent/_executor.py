@@ -203,7 +203,8 @@ class OrcaExecutor:
             prompt = Message(role="user", content=(*prompt.content, TextBlock(text=context)))
         run.commit(prompt)
         env = request.environment or await gather_environment(
-            request.tool_context.project_root, request.tool_context.cwd
+            request.tool_context.project_root, request.tool_context.cwd,
+            path_filter=request.tool_context.path_filter,
         )
         system = assemble_system_prompt(runtime.agent, env, dict(request.variables))
         return await self._loop(run, system)

@@ -1,18 +1,34 @@
-"""System prompt assembly: the agent's prompt, the environment, the project's instructions."""
+"""System prompt assembly: the agent's prompt, the environment, the project's instructions.
+
+The environment is gathered at every session start, before the user has said anything and in
+every permission mode, so it runs nothing a cloned repository could have chosen: the branch is
+read from the repository's HEAD file (found as git finds it, from a sub-folder too), and
+`git status` runs only where the repository's configuration is proven inert (the check the Bash
+tool uses); elsewhere the status is left out. The instruction file is read as aimon reads any
+file by itself (`aimon_core.filesystem.read_own`): a link out of the project, a special file or
+a file a deny rule covers is skipped with a warning naming it. Imports (`@path` lines) in
+instruction files are not expanded.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
+import os
 import platform
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from aimon_core.agent._definition import AgentDefinition
 
+log = logging.getLogger(__name__)
+
 INSTRUCTION_FILES = ("AIMON.md", "AGENTS.md", "CLAUDE.md")
 _MAX_INSTRUCTIONS = 40_000
+_STATUS_TIMEOUT = 3.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,10 +51,22 @@ class Environment:
     instructions: ProjectInstructions | None = None
 
 
-def _git(cwd: Path, *args: str) -> str | None:
+def _git_status(cwd: Path) -> str | None:
+    """Return `git status --porcelain` in ``cwd`` if its repository is proven inert, else None.
+
+    The command changes nothing on disk (``--no-optional-locks``) and gets the environment of
+    the model's commands: no credentials.
+    """
+    from aimon_core.filesystem import repository_is_inert
+    from aimon_core.shell import model_env
+
+    if not repository_is_inert(cwd):
+        return None
+    env = {**model_env(os.environ), "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=3, check=False,
+            ["git", "--no-optional-locks", "status", "--porcelain"], cwd=cwd, env=env,
+            capture_output=True, text=True, timeout=_STATUS_TIMEOUT, check=False,
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -59,37 +87,62 @@ def _status_summary(porcelain: str) -> str:
     return f"{', '.join(parts)}\n{shown}"
 
 
-def find_instructions(project_root: Path) -> ProjectInstructions | None:
-    """Return the first of AIMON.md, AGENTS.md, CLAUDE.md in the project root."""
+def find_instructions(project_root: Path, readable: Callable[[Path], bool] | None = None
+                      ) -> ProjectInstructions | None:
+    """Return the first of AIMON.md, AGENTS.md, CLAUDE.md in the project root.
+
+    A file that leads out of the project, is not a regular file, or that `readable` (the path
+    deny rules) refuses is skipped with a warning naming it.
+    """
+    from aimon_core.filesystem import RefusedFileError, read_own
+
     for name in INSTRUCTION_FILES:
         path = project_root / name
+        if not os.path.lexists(path):
+            continue
         try:
-            if path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")
-                return ProjectInstructions(path=path, text=text[:_MAX_INSTRUCTIONS])
+            data = read_own(path, inside=project_root, readable=readable,
+                            limit=_MAX_INSTRUCTIONS * 4)
+        except RefusedFileError as exc:
+            log.warning("%s: not read: %s", path, exc)
+            continue
         except OSError:
             continue
+        text = data.decode("utf-8", errors="replace")
+        return ProjectInstructions(path=path, text=text[:_MAX_INSTRUCTIONS])
     return None
 
 
-def gather_environment_sync(project_root: Path, cwd: Path | None = None) -> Environment:
-    """Collect the environment facts (runs git; blocking)."""
+def gather_environment_sync(project_root: Path, cwd: Path | None = None, *,
+                            path_filter: Callable[[Path], bool] | None = None) -> Environment:
+    """Collect the environment facts (reads the repository's files; blocking).
+
+    Args:
+        path_filter: the path deny rules (`ToolContext.path_filter`): False for a file the
+            instructions may not be read from.
+    """
+    from aimon_core.filesystem import find_repository, read_branch
+
     cwd = cwd or project_root
-    branch = _git(cwd, "rev-parse", "--abbrev-ref", "HEAD")
-    status = _git(cwd, "status", "--porcelain") if branch is not None else None
+    repository = find_repository(cwd)
+    branch = read_branch(repository) if repository is not None else None
+    status = (_git_status(cwd) if repository is not None and repository.worktree is not None
+              else None)
     return Environment(
         cwd=cwd,
         platform=f"{platform.system().lower()} ({platform.release()})",
         date=dt.date.today().isoformat(),
-        git_branch=branch.strip() if branch else None,
+        git_branch=branch,
         git_status=_status_summary(status) if status is not None else None,
-        instructions=find_instructions(project_root),
+        instructions=find_instructions(project_root, path_filter),
     )
 
 
-async def gather_environment(project_root: Path, cwd: Path | None = None) -> Environment:
+async def gather_environment(project_root: Path, cwd: Path | None = None, *,
+                             path_filter: Callable[[Path], bool] | None = None) -> Environment:
     """Collect the environment facts off the event loop."""
-    return await asyncio.to_thread(gather_environment_sync, project_root, cwd)
+    return await asyncio.to_thread(gather_environment_sync, project_root, cwd,
+                                   path_filter=path_filter)
 
 
 def assemble_system_prompt(
@@ -105,7 +158,9 @@ def assemble_system_prompt(
     ]
     if env.git_branch is not None:
         facts.append(f"Git branch: {env.git_branch}")
-        facts.append(f"Git status at session start: {env.git_status}")
+        facts.append("Git status at session start: " + (
+            env.git_status or "unknown (git runs only where the repository's configuration "
+            "runs nothing)"))
     parts.append("# Environment\n<env>\n" + "\n".join(facts) + "\n</env>")
     if env.instructions is not None:
         parts.append(

@@ -5,7 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from aimon_core.filesystem._gitrepo import (
+    Repository,
+    find_repository,
+    read_branch,
+    repository_is_inert,
+)
 from aimon_core.filesystem._local import FileKind, FileStat, LocalFileSystem
+from aimon_core.filesystem._own import (
+    Readable,
+    RefusedFileError,
+    open_own_dir,
+    own_path,
+    read_own,
+    remove_own,
+    write_own,
+)
 from aimon_core.filesystem._paths import PathError, PathValidator
 
 
@@ -41,5 +56,16 @@ __all__ = [
     "LocalFileSystem",
     "PathError",
     "PathValidator",
+    "Readable",
+    "RefusedFileError",
+    "Repository",
     "VirtualFileSystem",
+    "find_repository",
+    "open_own_dir",
+    "own_path",
+    "read_branch",
+    "read_own",
+    "remove_own",
+    "repository_is_inert",
+    "write_own",
 ]

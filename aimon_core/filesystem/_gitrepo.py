@@ -1,4 +1,4 @@
-"""Tell whether the repository git would use runs nothing from its own configuration.
+"""Find the repository git would use, and tell whether its configuration runs nothing.
 
 Git runs programs named in a repository's config (``core.fsmonitor``, ``core.pager``,
 ``alias.*``, diff drivers, filters, ``core.hooksPath``...) and in its hooks, also for ``git
@@ -11,6 +11,10 @@ Discovery follows git's (``setup.c``) from the command's directory upward: ``DIR
 directory or a ``gitdir:`` file (worktrees: also their ``commondir``), then ``DIR`` itself as a
 bare repository. A candidate is vetted whatever git would think of it; the walk stops only at one
 that is surely valid to git, so git can never skip past a vetted repository to an unvetted one.
+
+Shared by the Bash tool's read-only check and by aimon's own description of the repository in
+the system prompt (`find_repository`, `read_branch`): both read files, and git itself runs only
+where `repository_is_inert` says so.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import functools
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from aimon_core.filesystem._gitconfig import index_gitlinks, parse_config
@@ -38,6 +43,8 @@ _REPOSITORY_ENV = (
     "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
 )
 _HEAD = re.compile(rb"ref: refs/[^\n]*\n?|[0-9a-f]{40}(?:[0-9a-f]{24})?\n?")
+# A branch name aimon repeats in the system prompt: what git allows, minus the odd corners.
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+@-]{0,199}")
 _SMALL = 4096
 _MAX_CONFIG = 1 << 20
 _MAX_SUBMODULE_DEPTH = 3
@@ -53,6 +60,70 @@ def repository_is_inert(cwd: Path) -> bool:
     except (OSError, ValueError):
         return False
     return _walk(start, depth=0, seen=set())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Repository:
+    """The repository git would use in a folder, found from its files alone."""
+
+    gitdir: Path
+    """The folder holding HEAD (a linked worktree's own folder under the main repository)."""
+    worktree: Path | None
+    """The checkout's top folder; None for a folder laid out like a bare repository."""
+
+
+def find_repository(cwd: Path) -> Repository | None:
+    """Return the repository git run in ``cwd`` would surely use, found as git finds it.
+
+    Nothing runs: only files are read. None when there is none, when a candidate on the way
+    is one git might or might not take, or when aimon's environment names one (``GIT_DIR``).
+    """
+    if any(os.environ.get(name) for name in _REPOSITORY_ENV):
+        return None
+    try:
+        start = Path(os.path.realpath(cwd))
+    except (OSError, ValueError):
+        return None
+    for directory in (start, *start.parents):
+        dotgit = directory / ".git"
+        try:
+            mode = dotgit.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            mode = None
+        except OSError:
+            return None
+        if mode is not None:
+            gitdir = dotgit if stat.S_ISDIR(mode) else _read_gitfile(dotgit, mode)
+            if gitdir is None or not _surely_valid(gitdir):
+                return None
+            return Repository(gitdir=gitdir, worktree=directory)
+        if os.path.lexists(directory / "HEAD"):
+            if _surely_valid(directory):
+                return Repository(gitdir=directory, worktree=None)
+            return None
+    return None
+
+
+def read_branch(repository: Repository) -> str | None:
+    """Return the checked-out branch (``HEAD`` when detached), read from the HEAD file.
+
+    None when HEAD is not in a form git writes, or names a ref aimon would not repeat.
+    """
+    try:
+        head = repository.gitdir / "HEAD"
+        if not stat.S_ISREG(head.lstat().st_mode):
+            return None
+        data = _read_small(head)
+    except OSError:
+        return None
+    if not _HEAD.fullmatch(data):
+        return None
+    text = data.decode("ascii", "replace").strip()
+    if not text.startswith("ref: "):
+        return "HEAD"
+    ref = text.removeprefix("ref: ")
+    name = ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else ref
+    return name if _BRANCH.fullmatch(name) and ".." not in name else None
 
 
 def _walk(start: Path, *, depth: int, seen: set[str]) -> bool:

@@ -160,7 +160,8 @@ class LiveSession:
         try:
             if options.environment is None:
                 options = replace(options, environment=await gather_environment(
-                    tool_context.project_root, tool_context.cwd))
+                    tool_context.project_root, tool_context.cwd,
+                    path_filter=tool_context.path_filter))
         except BaseException:
             store.release(claimed)
             raise

@@ -1,15 +1,16 @@
 """Git: the read-only sub-commands with their option specs, and git's escape hatches.
 
 A read-only git command also needs a repository whose configuration runs nothing
-(``aimon_core.filesystem._gitrepo``): ``core.fsmonitor``, ``core.pager``, aliases, diff
-drivers and hooks in a checkout the model could have written are code.
+(``aimon_core.filesystem.repository_is_inert``, shared with aimon's own description of the
+repository): ``core.fsmonitor``, ``core.pager``, aliases, diff drivers and hooks in a checkout
+the model could have written are code.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from aimon_core.filesystem._gitrepo import repository_is_inert
+from aimon_core.filesystem import repository_is_inert
 from aimon_core.permission._optspec import (
     OptionSpec,
     Parsed,
