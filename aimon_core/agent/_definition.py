@@ -68,15 +68,23 @@ class AgentDefinition:
     source: str = "<memory>"
     extra: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    # The Mustache partials (`{{> name}}`) the template may use, read when the definition was
+    # loaded, from its own folder only (subagent.read_partials); no other partial is found.
+    partials: Mapping[str, str] = field(default_factory=dict)
 
     def render_prompt(self, values: Mapping[str, str] | None = None) -> str:
-        """Render the prompt template with the agent's variables, overridden by `values`."""
+        """Render the prompt template with the agent's variables, overridden by `values`.
+
+        Rendering reads no file: a partial that was not loaded with the definition renders
+        as nothing (chevron would otherwise read `name.mustache` from the process's folder).
+        """
         if "{{" not in self.prompt_template:  # no Mustache tag (a delimiter change is one too)
             return self.prompt_template.strip()
         import chevron  # off the start-up path
 
         merged = {**self.variables, **(values or {})}
-        return str(chevron.render(self.prompt_template, merged)).strip()
+        return str(chevron.render(self.prompt_template, merged, partials_path=None,
+                                  partials_dict=dict(self.partials))).strip()
 
 
 def parse_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, tuple[str, ...]]:

@@ -12,6 +12,11 @@ Prompts are not code, so commands load without trust (RELIABILITY.md, point 10).
 (read-only commands, or an allow rule of trusted settings); anything else is left out of the
 prompt with a note. `allowed-tools` never widens permissions: a file in a fresh clone could
 otherwise allow itself anything.
+
+Command files and `@path` attachments are read as aimon reads any file by itself
+(`aimon_core.filesystem.read_own`): a project file must not lead out of the project, only
+regular files outside /proc, /sys and /dev are read, and the path deny rules apply. A file
+refused is skipped with a note naming it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from aimon_core.command._registry import (
 )
 
 if TYPE_CHECKING:
+    from aimon_core.filesystem import Readable
     from aimon_core.permission import PermissionPolicy
     from aimon_core.tools import Tool
 
@@ -40,6 +46,7 @@ _ARGUMENT = re.compile(r"\$(ARGUMENTS|[1-9])")
 _BANG = re.compile(r"!`([^`\n]+)`")
 _AT_FILE = re.compile(r"(?<![\w@])@((?:\.{0,2}/)?[\w.\-/]+)")
 _FILE_LIMIT = 256 * 1024
+_COMMAND_LIMIT = 1024 * 1024
 _OUTPUT_LIMIT = 30_000
 _BANG_TIMEOUT = 30.0
 _DESCRIPTION_LENGTH = 70
@@ -79,27 +86,52 @@ def command_roots(project_root: Path, claude_user: Path) -> tuple[Path, ...]:
             user_config_dir() / COMMANDS_DIR, claude_user / COMMANDS_DIR)
 
 
-def load_custom_commands(roots: Sequence[Path]
+def load_custom_commands(roots: Sequence[Path], *, project_root: Path | None = None,
+                         readable: Readable | None = None
                          ) -> tuple[tuple[CustomCommand, ...], tuple[CustomCommandError, ...]]:
-    """Read every `*.md` under `roots`; a name found in an earlier root wins."""
+    """Read every `*.md` under `roots`; a name found in an earlier root wins.
+
+    Args:
+        project_root: files of roots inside it must not lead out of it (None: no such check).
+        readable: the path deny rules; a file they cover is skipped.
+    """
+    from aimon_core.filesystem import own_path
+
     found: dict[str, CustomCommand] = {}
     failures: list[CustomCommandError] = []
     for root in roots:
+        inside = _project_of(root, project_root)
+        try:
+            if not root.is_dir():
+                continue
+            own_path(root, inside=inside)
+        except OSError as exc:
+            failures.append(CustomCommandError(path=root, reason=f"folder skipped: {exc}"))
+            continue
         for path in _markdown_files(root):
             name = command_name(path.relative_to(root))
             if name in found:
                 continue
             try:
-                found[name] = parse_command(name, path)
+                found[name] = parse_command(name, path, inside=inside, readable=readable)
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 failures.append(CustomCommandError(path=path, reason=str(exc)))
     return tuple(found.values()), tuple(failures)
 
 
+def _project_of(root: Path, project_root: Path | None) -> Path | None:
+    """Return the project `root` belongs to (its files must stay inside), or None."""
+    if project_root is None:
+        return None
+    project = project_root.absolute()
+    return project if root.absolute().is_relative_to(project) else None
+
+
 def _markdown_files(root: Path) -> list[Path]:
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.rglob("*.md") if p.is_file() and not p.name.startswith("."))
+    # Links are kept (their target is checked when read); folders are not (rglob does not
+    # enter linked ones).
+    return sorted(p for p in root.rglob("*.md")
+                  if not p.name.startswith(".") and (p.is_symlink() or not p.is_dir()))
 
 
 def command_name(relative: Path) -> str:
@@ -108,15 +140,22 @@ def command_name(relative: Path) -> str:
     return ":".join(re.sub(r"[^a-z0-9_.-]+", "-", part.lower()).strip("-") for part in parts)
 
 
-def parse_command(name: str, path: Path) -> CustomCommand:
-    """Read one command file; ValueError when its name or frontmatter is unusable."""
+def parse_command(name: str, path: Path, *, inside: Path | None = None,
+                  readable: Readable | None = None) -> CustomCommand:
+    """Read one command file; ValueError when its name or frontmatter is unusable.
+
+    OSError when it cannot be read, or may not be (`read_own`: it leads out of `inside`, is
+    not a regular file, or `readable` refuses it).
+    """
     import yaml
 
     from aimon_core.agent import split_frontmatter
+    from aimon_core.filesystem import read_own
 
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{name!r} is not a usable command name")
-    front, body = split_frontmatter(path.read_text(encoding="utf-8"))
+    data = read_own(path, inside=inside, readable=readable, limit=_COMMAND_LIMIT)
+    front, body = split_frontmatter(data.decode("utf-8"))
     fields: Any = {}
     if front is not None and front.strip():
         try:
@@ -161,7 +200,13 @@ def slash_command(command: CustomCommand, project_root: Path, origin: str) -> Sl
         live = host.live
         bash = live.runtime.tools.get("Bash") if live is not None else None
         gate = None if host.policy is None or bash is None else _Gate(host.policy, bash)
-        prompt, notes = await expand(command, args, project_root, gate)
+        readable = None
+        if host.policy is not None:
+            from aimon_core.permission import read_filter
+
+            policy = host.policy
+            readable = read_filter(lambda: policy.rules, project_root)
+        prompt, notes = await expand(command, args, project_root, gate, readable=readable)
         return CommandOutcome.submit(prompt, text="\n".join(notes))
 
     hint = f" {command.argument_hint}" if command.argument_hint else ""
@@ -197,15 +242,19 @@ class _Gate:
 
 
 async def expand(command: CustomCommand, args: str, project_root: Path,
-                 gate: _Gate | None) -> tuple[str, list[str]]:
-    """Return the prompt of `/name args` and notes for the user (commands not run...)."""
+                 gate: _Gate | None, *, readable: Readable | None = None
+                 ) -> tuple[str, list[str]]:
+    """Return the prompt of `/name args` and notes for the user (commands not run...).
+
+    `readable` is the path deny rules: an `@path` they cover is not attached.
+    """
     notes: list[str] = []
     text = fill_arguments(command.body, args)
     outputs = [await _bang(found.group(1), project_root, gate, notes)
                for found in _BANG.finditer(text)]
     pieces = iter(outputs)
     text = _BANG.sub(lambda _: next(pieces), text)
-    return _attach_files(text, project_root, notes), notes
+    return _attach_files(text, project_root, notes, readable), notes
 
 
 async def _bang(shell_command: str, project_root: Path, gate: _Gate | None,
@@ -246,16 +295,22 @@ def _refusal(shell_command: str, project_root: Path, gate: _Gate | None) -> str 
             f"for it; allow it with a Bash rule in trusted settings")
 
 
-def _attach_files(text: str, project_root: Path, notes: list[str]) -> str:
+def _attach_files(text: str, project_root: Path, notes: list[str],
+                  readable: Readable | None = None) -> str:
     """Append the content of each `@path` that names a file inside the project."""
+    from aimon_core.filesystem import RefusedFileError, read_own
+
     attached: list[str] = []
-    root = project_root.resolve()
+    root = project_root.absolute()
     for raw in dict.fromkeys(found.group(1).rstrip(".") for found in _AT_FILE.finditer(text)):
-        path = (root / raw).resolve()
-        if not path.is_relative_to(root) or not path.is_file():
+        path = root / raw
+        if not os.path.lexists(path) or (path.is_dir() and not path.is_symlink()):
             continue
         try:
-            data = path.read_bytes()[: _FILE_LIMIT + 1]
+            data = read_own(path, inside=root, readable=readable, limit=_FILE_LIMIT + 1)
+        except RefusedFileError as exc:
+            notes.append(f"@{raw}: not attached: {exc}")
+            continue
         except OSError as exc:
             notes.append(f"@{raw}: cannot read: {exc.strerror or exc}")
             continue
@@ -266,14 +321,18 @@ def _attach_files(text: str, project_root: Path, notes: list[str]) -> str:
     return text if not attached else "\n\n".join((text.rstrip(), *attached))
 
 
-def custom_commands(project_root: Path, taken: Iterable[str], *, claude_user: Path
+def custom_commands(project_root: Path, taken: Iterable[str], *, claude_user: Path,
+                    readable: Readable | None = None
                     ) -> tuple[tuple[SlashCommand, ...], tuple[str, ...]]:
     """Return the slash commands of every commands folder and notes on the ones skipped.
 
-    Names in `taken` (system and skill commands) win; a file naming one is reported.
+    Names in `taken` (system and skill commands) win; a file naming one is reported. A file
+    of the project that leads out of it, or that `readable` (the deny rules) refuses, is
+    skipped with a note.
     """
     roots = command_roots(project_root, claude_user)
-    commands, failures = load_custom_commands(roots)
+    commands, failures = load_custom_commands(roots, project_root=project_root,
+                                              readable=readable)
     busy = set(taken)
     notes = [f"{failure.path}: command skipped: {failure.reason}" for failure in failures]
     result: list[SlashCommand] = []

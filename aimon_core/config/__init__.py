@@ -10,6 +10,7 @@ from aimon_core.config._layers import (
     SETTINGS_FILE,
     claude_user_dir,
     load_settings,
+    own_read_filter,
     settings_paths,
 )
 from aimon_core.config._mcp import (
@@ -76,6 +77,7 @@ __all__ = [
     "expand",
     "known_secrets",
     "load_settings",
+    "own_read_filter",
     "read_mcp_json",
     "server_credentials",
     "servers_secrets",

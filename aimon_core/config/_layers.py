@@ -31,7 +31,7 @@ from aimon_core.config._trust import (
     without_risky,
 )
 from aimon_core.config._validate import LayerValues, check_layer, read_layer
-from aimon_core.permission import PermissionMode
+from aimon_core.permission import PathGuard, PermissionMode, PermissionRules, RuleError
 
 SETTINGS_FILE = "settings.json"
 LOCAL_SETTINGS_FILE = "settings.local.json"
@@ -91,7 +91,8 @@ def load_settings(
     mean "flag not given". `trust_all` trusts the folder without asking (tests, CI).
     """
     root = Path(project_root).absolute()
-    read = [(layer, path, read_layer(path, _display(path, root)))
+    read = [(layer, path, read_layer(path, _display(path, root),
+                                     inside=root if layer in _PROJECT_LAYERS else None))
             for layer, path in settings_paths(root)]
     # A missing Claude Code file is no layer at all: sources list what a user of aimon expects.
     layers = [_Layer(layer=layer, path=path, values=values) for layer, path, values in read
@@ -114,6 +115,22 @@ def load_settings(
         settings=settings, sources=sources, origin=MappingProxyType(origin), pending_trust=pending,
         warnings=warnings,
     )
+
+
+def own_read_filter(loaded: LoadedSettings, project_root: Path,
+                    extra_deny: tuple[str, ...] = ()) -> PathGuard | None:
+    """Return the settings' path deny rules as the filter of aimon's own reads; None if none.
+
+    `extra_deny` are the deny rules of `--disallowed-tools`; one that does not parse is left
+    to the policy, which reports it.
+    """
+    deny = loaded.settings.permissions.deny
+    try:
+        rules = PermissionRules.parse(deny=(*deny, *extra_deny))
+    except RuleError:
+        rules = PermissionRules.parse(deny=deny)
+    guard = PathGuard(rules, project_root)
+    return guard if guard else None
 
 
 def _reading_notes(layers: list[_Layer], root: Path) -> tuple[str, ...]:

@@ -175,9 +175,12 @@ def _strings(value: Any, key: str, path: Path | None, display: str
 
 def read_mcp_json(project_root: Path) -> tuple[tuple[str, MCPServerConfig], ...]:
     """Read the project's `.mcp.json` (Claude Code's format); empty if there is none."""
+    from aimon_core.filesystem import read_own
+
     path = Path(project_root) / MCP_JSON_FILE
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # Read as aimon reads its own files: no link out of the project, no special file.
+        text = read_own(path, inside=Path(project_root), limit=4 << 20).decode("utf-8-sig")
     except (FileNotFoundError, NotADirectoryError):
         return ()
     except (OSError, UnicodeDecodeError) as error:

@@ -41,6 +41,7 @@ _SKIPPED_HOOK_TYPES = ("prompt", "agent", "http")
 # An unknown key this close to a protective one is a typo that would leave the user
 # unprotected: refuse the file rather than warn (fail closed).
 _PROTECTIVE = ("deny", "ask")
+_MAX_SETTINGS_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,16 +92,26 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_layer(path: Path, display: str) -> LayerValues | None:
-    """Read and check one settings file; return None if it does not exist."""
+def read_layer(path: Path, display: str, *, inside: Path | None = None
+               ) -> LayerValues | None:
+    """Read and check one settings file; return None if it does not exist.
+
+    It is read as aimon reads any file by itself (`read_own`): a project's file (`inside` the
+    project) that leads out of it, or any special file, stops start-up as a broken one does.
+    """
+    from aimon_core.filesystem import read_own
+
     try:
-        data = path.read_bytes()
+        data = read_own(path, inside=inside, limit=_MAX_SETTINGS_BYTES + 1)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as error:
         raise SettingsError(
             path=path, key=None, display=display, reason=f"cannot read: {error.strerror or error}"
         ) from None
+    if len(data) > _MAX_SETTINGS_BYTES:
+        raise SettingsError(path=path, key=None, display=display,
+                            reason=f"larger than {_MAX_SETTINGS_BYTES // 1024 // 1024} MB")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

@@ -62,6 +62,10 @@ def own_path(path: Path, *, inside: Path | None, readable: Readable | None = Non
         readable: the path deny rules; None when there are none.
     """
     real = os.path.realpath(path)
+    if not os.path.lexists(real):
+        raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
+    if Path(real).is_symlink():  # realpath stops at a link it cannot resolve: a loop
+        raise OSError(errno.ELOOP, "a loop of symbolic links", str(path))
     if inside is not None:
         root = os.path.realpath(inside)
         if not _inside(real, root):

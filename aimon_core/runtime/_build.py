@@ -10,6 +10,7 @@ is made whole, with what it needs, in that order: nothing is wired afterwards.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,7 +61,11 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     _warm_first_call()
     if settings is None:
         settings = load_runtime_settings(root, flags, trust_all=parts.trust_all)
-    agent = parts.agent_definition or find_agent(flags.agent, root)
+    from aimon_core.config import own_read_filter
+
+    # What aimon reads by itself (agents, skills, commands) obeys the path deny rules too.
+    readable = own_read_filter(settings, root, flags.disallowed)
+    agent = parts.agent_definition or find_agent(flags.agent, root, readable)
     notices = [*agent.warnings, *settings.warnings]
     if parts.client is not None:
         client, model = parts.client, parts.model or agent.model.name or "scripted"
@@ -88,7 +93,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         known = provided_names(parts.providers, parts.tools)
     notices.extend(check_rule_tools(flags, settings, known))
     # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
-    skills, agents = load_extension_registries(root)
+    skills, agents = load_extension_registries(root, readable=readable)
     model_settings = ModelSettings()
     extensions = Extensions(
         project_root=root, skills=skills, agents=agents, runtime_id=str(runtime_id),
@@ -115,7 +120,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,
-                             commands=_commands(extensions, notices, root),
+                             commands=_commands(extensions, notices, root, readable),
                              mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
                              # Background subagents end with the runtime.
                              closers=[extensions.tasks.close])
@@ -154,7 +159,8 @@ def _warm_first_call() -> None:
     threading.Thread(target=warm, name="aimon warm-up", daemon=True).start()
 
 
-def _commands(extensions: Extensions, notices: list[str], root: Path) -> CommandRegistry:
+def _commands(extensions: Extensions, notices: list[str], root: Path,
+              readable: Callable[[Path], bool] | None = None) -> CommandRegistry:
     """Return the system commands with /skills and the rest, one command per skill, and the
     Markdown commands of `.aimon/commands/` and `.claude/commands/` (skills win a name)."""
     from aimon_core.command import CommandNameError, custom_commands, default_registry
@@ -167,7 +173,8 @@ def _commands(extensions: Extensions, notices: list[str], root: Path) -> Command
         except CommandNameError as exc:
             notices.append(f"skill {command.name!r} has no slash command: {exc} "
                            f"(use /skill {command.name})")
-    markdown, notes = custom_commands(root, registry.names(), claude_user=claude_user_dir())
+    markdown, notes = custom_commands(root, registry.names(), claude_user=claude_user_dir(),
+                                      readable=readable)
     notices.extend(notes)
     for command in markdown:
         registry.register(command)

@@ -8,7 +8,7 @@ raises RuntimeSetupError with a message that says what to fix.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,22 +35,26 @@ def load_runtime_settings(project_root: Path, flags: RuntimeFlags = NO_FLAGS, *,
         raise RuntimeSetupError(str(exc)) from None
 
 
-def find_agent(name: str | None, project_root: Path) -> AgentDefinition:
-    """Return the named agent from the project, the user config, or the built-ins."""
-    from aimon_core.agent import AgentDefinitionError, load_agent_file, load_builtin_agent
+def find_agent(name: str | None, project_root: Path,
+               readable: Callable[[Path], bool] | None = None) -> AgentDefinition:
+    """Return the named agent from the project, the user config, or the built-ins.
+
+    `readable` is the path deny rules: a definition they cover is not read.
+    """
+    from aimon_core.agent import AgentDefinitionError, load_builtin_agent
     from aimon_core.session import user_config_dir
+    from aimon_core.subagent import load_named_agent
 
     if name is None or name == "default":
         return load_builtin_agent("default")
     folders = (project_root / ".aimon" / "agents", project_root / ".claude" / "agents",
                user_config_dir() / "agents")
-    for folder in folders:
-        path = folder / f"{name}.md"
-        if path.is_file():
-            try:
-                return load_agent_file(path)
-            except AgentDefinitionError as exc:
-                raise RuntimeSetupError(f"agent {name!r} cannot be loaded: {exc}") from exc
+    try:
+        found = load_named_agent(name, project_root, readable)
+    except AgentDefinitionError as exc:
+        raise RuntimeSetupError(f"agent {name!r} cannot be loaded: {exc}") from exc
+    if found is not None:
+        return found
     try:
         return load_builtin_agent(name)
     except AgentDefinitionError:

@@ -13,7 +13,7 @@ import asyncio
 import getpass
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,8 +36,13 @@ class InvokeError(Exception):
     """A skill or subagent cannot be started; the message says why and what to do."""
 
 
-def load_extension_registries(project_root: Path) -> tuple[SkillRegistry, AgentRegistry]:
-    """Load the skills and subagents of every layer for `project_root` (blocking)."""
+def load_extension_registries(project_root: Path, *,
+                              readable: Callable[[Path], bool] | None = None
+                              ) -> tuple[SkillRegistry, AgentRegistry]:
+    """Load the skills and subagents of every layer for `project_root` (blocking).
+
+    `readable` is the path deny rules: a definition they cover is not read.
+    """
     from aimon_core.skill import default_roots, load_skills, materialize_bundle
     from aimon_core.subagent import default_agent_roots, load_agents
 
@@ -46,8 +51,8 @@ def load_extension_registries(project_root: Path) -> tuple[SkillRegistry, AgentR
     except OSError as exc:  # a read-only checkout: the built-ins are read from the package
         log.info("built-in skills not copied to the project: %s", exc)
         bundled = None
-    return (load_skills(default_roots(project_root, bundled_dir=bundled)),
-            load_agents(default_agent_roots(project_root)))
+    return (load_skills(default_roots(project_root, bundled_dir=bundled, readable=readable)),
+            load_agents(default_agent_roots(project_root, readable)))
 
 
 def _user() -> str:

@@ -3,6 +3,11 @@
 Start-up reads one index file for the built-in bundle and one SKILL.md per installed skill
 (frontmatter and body in one read; parsing the body costs nothing, it stays text). Supporting
 files are listed only when a skill is rendered.
+
+SKILL.md files are read as aimon reads any file by itself (`aimon_core.filesystem.read_own`):
+those of the project (and the project's copy of the bundle) must not lead out of it, a skills
+folder that does is not listed, special files are never read, and the path deny rules apply.
+A file refused is a load failure that names it.
 """
 
 from __future__ import annotations
@@ -22,8 +27,11 @@ from aimon_core.skill._parse import parse_skill
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
+    from aimon_core.filesystem import Readable
+
 SkillRegistry = LayeredRegistry[Skill]
 BUNDLE_PACKAGE = "builtin_bundles"
+_SKILL_LIMIT = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,6 +44,8 @@ class SkillRoots:
     # built-ins from the package.
     bundled_dir: Path | None = None
     bundle: str = "default"
+    # The path deny rules (`ToolContext.path_filter`): a SKILL.md they cover is not read.
+    readable: Readable | None = None
 
 
 def bundle_root(bundle: str = "default") -> Traversable:
@@ -57,53 +67,70 @@ def load_skills(roots: SkillRoots) -> SkillRegistry:
     return LayeredRegistry.of(_all_layers(roots))
 
 
-def default_roots(project_root: Path, bundled_dir: Path | None = None) -> SkillRoots:
+def default_roots(project_root: Path, bundled_dir: Path | None = None,
+                  readable: Readable | None = None) -> SkillRoots:
     """Return the standard roots: the user's config folder (AIMON_HOME aware) and the project."""
     from aimon_core.session import user_config_dir
 
     return SkillRoots(project_root=project_root, user_dir=user_config_dir() / "skills",
-                      bundled_dir=bundled_dir)
+                      bundled_dir=bundled_dir, readable=readable)
 
 
 def _all_layers(roots: SkillRoots) -> Iterator[Candidate[Skill] | LoadFailure]:
+    project, readable = roots.project_root, roots.readable
     for name, _files in bundle_index(roots.bundle):
         copy = None if roots.bundled_dir is None else roots.bundled_dir / name / "SKILL.md"
         if copy is not None and copy.is_file():
-            yield _read(copy, Layer.BUNDLED)
+            yield _read(copy, Layer.BUNDLED, inside=project, readable=readable)
         else:
             entry = bundle_root(roots.bundle) / "skills" / name / "SKILL.md"
             path = Path(str(entry))
             yield _from_text(entry.read_text(encoding="utf-8"), path, Layer.BUILTIN)
     if roots.user_dir is not None:
-        yield from scan_skill_folder(roots.user_dir, Layer.USER)
-    yield from scan_skill_folder(roots.project_root / ".claude" / "skills", Layer.CLAUDE_PROJECT)
-    yield from scan_skill_folder(roots.project_root / ".aimon" / "skills", Layer.PROJECT)
+        yield from scan_skill_folder(roots.user_dir, Layer.USER, readable=readable)
+    for folder, layer in ((".claude", Layer.CLAUDE_PROJECT), (".aimon", Layer.PROJECT)):
+        yield from scan_skill_folder(project / folder / "skills", layer, inside=project,
+                                     readable=readable)
 
 
-def scan_skill_folder(root: Path, layer: Layer) -> Iterator[Candidate[Skill] | LoadFailure]:
-    """Yield a candidate or failure for each `<root>/<name>/SKILL.md` (or skill.md)."""
+def scan_skill_folder(root: Path, layer: Layer, *, inside: Path | None = None,
+                      readable: Readable | None = None
+                      ) -> Iterator[Candidate[Skill] | LoadFailure]:
+    """Yield a candidate or failure for each `<root>/<name>/SKILL.md` (or skill.md).
+
+    Args:
+        inside: the project the folder belongs to: nothing read may lead out of it.
+        readable: the path deny rules.
+    """
+    from aimon_core.filesystem import own_path
+
     root = root.absolute()
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
+        if inside is not None:
+            own_path(root, inside=inside)
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as exc:
         yield LoadFailure(path=root, layer=layer, message=f"cannot list the folder ({exc})")
         return
     for entry in entries:
-        if entry.name.startswith(".") or not entry.is_dir():
+        if entry.name.startswith(".") or not Path(entry.path).is_dir():  # False for a loop
             continue
         folder = Path(entry.path)
         for file_name in ("SKILL.md", "skill.md"):
             path = folder / file_name
-            if path.is_file():
-                yield _read(path, layer)
+            if os.path.lexists(path):
+                yield _read(path, layer, inside=inside, readable=readable)
                 break
 
 
-def _read(path: Path, layer: Layer) -> Candidate[Skill] | LoadFailure:
+def _read(path: Path, layer: Layer, *, inside: Path | None,
+          readable: Readable | None) -> Candidate[Skill] | LoadFailure:
+    from aimon_core.filesystem import read_own
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_own(path, inside=inside, readable=readable, limit=_SKILL_LIMIT).decode()
     except (OSError, UnicodeDecodeError) as exc:
         return LoadFailure(path=path, layer=layer, message=f"cannot be read ({exc})")
     return _from_text(text, path, layer)

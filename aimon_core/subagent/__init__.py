@@ -6,6 +6,8 @@ from aimon_core.subagent._registry import (
     builtin_agent_names,
     default_agent_roots,
     load_agents,
+    load_named_agent,
+    read_partials,
     scan_agent_folder,
 )
 
@@ -15,5 +17,7 @@ __all__ = [
     "builtin_agent_names",
     "default_agent_roots",
     "load_agents",
+    "load_named_agent",
+    "read_partials",
     "scan_agent_folder",
 ]

@@ -1,15 +1,23 @@
 """Subagent definitions by layer: built-in < user `agents/` < `.claude/agents/` < `.aimon/agents/`.
 
-A subagent is an agent definition (aimon_core.agent); this module only finds and layers them.
+A subagent is an agent definition (aimon_core.agent); this module only finds and layers them,
+and reads their files as aimon reads any file by itself (`aimon_core.filesystem.read_own`):
+a project's definition must not lead out of the project, special files are never read, the
+path deny rules apply, and the Mustache partials a template names (`{{> header}}`) are read
+with it from its own folder only (`header.mustache` there, no link out of that folder). A file
+refused is a load failure that names it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aimon_core.agent._definition import (
     AgentDefinition,
@@ -20,8 +28,16 @@ from aimon_core.skill._layers import Candidate, LayeredRegistry, disabling_name
 from aimon_core.skill._model import Layer, LoadFailure
 from aimon_core.skill._registry import bundle_root
 
+if TYPE_CHECKING:
+    from aimon_core.filesystem import Readable
+
 AgentRegistry = LayeredRegistry[AgentDefinition]
 _NOT_AGENTS = frozenset({"readme.md", "index.md", "license.md", "changelog.md"})
+_AGENT_LIMIT = 1024 * 1024
+_PARTIAL_LIMIT = 256 * 1024
+# `{{> name}}` with the default delimiters; a template that changes them gets no partials.
+_PARTIAL_TAG = re.compile(r"\{\{>\s*([^}\s]+)\s*\}\}")
+_PARTIAL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,13 +47,16 @@ class AgentRoots:
     project_root: Path
     user_dir: Path | None
     bundle: str = "default"
+    # The path deny rules (`ToolContext.path_filter`): a definition they cover is not read.
+    readable: Readable | None = None
 
 
-def default_agent_roots(project_root: Path) -> AgentRoots:
+def default_agent_roots(project_root: Path, readable: Readable | None = None) -> AgentRoots:
     """Return the standard roots: the user's config folder (AIMON_HOME aware) and the project."""
     from aimon_core.session import user_config_dir
 
-    return AgentRoots(project_root=project_root, user_dir=user_config_dir() / "agents")
+    return AgentRoots(project_root=project_root, user_dir=user_config_dir() / "agents",
+                      readable=readable)
 
 
 def builtin_agent_names(bundle: str = "default") -> tuple[str, ...]:
@@ -58,18 +77,30 @@ def _all_layers(roots: AgentRoots) -> Iterator[Candidate[AgentDefinition] | Load
     for name in builtin_agent_names(roots.bundle):
         entry = folder / f"{name}.md"
         yield _from_text(entry.read_text(encoding="utf-8"), Path(str(entry)), Layer.BUILTIN)
+    project, readable = roots.project_root, roots.readable
     if roots.user_dir is not None:
-        yield from scan_agent_folder(roots.user_dir, Layer.USER)
-    yield from scan_agent_folder(roots.project_root / ".claude" / "agents", Layer.CLAUDE_PROJECT)
-    yield from scan_agent_folder(roots.project_root / ".aimon" / "agents", Layer.PROJECT)
+        yield from scan_agent_folder(roots.user_dir, Layer.USER, readable=readable)
+    for name, layer in ((".claude", Layer.CLAUDE_PROJECT), (".aimon", Layer.PROJECT)):
+        yield from scan_agent_folder(project / name / "agents", layer, inside=project,
+                                     readable=readable)
 
 
-def scan_agent_folder(root: Path, layer: Layer
+def scan_agent_folder(root: Path, layer: Layer, *, inside: Path | None = None,
+                      readable: Readable | None = None
                       ) -> Iterator[Candidate[AgentDefinition] | LoadFailure]:
-    """Yield a candidate or failure for each `<root>/*.md`."""
+    """Yield a candidate or failure for each `<root>/*.md`.
+
+    Args:
+        inside: the project the folder belongs to: nothing read may lead out of it.
+        readable: the path deny rules.
+    """
+    from aimon_core.filesystem import own_path
+
     root = root.absolute()
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
+        if inside is not None:
+            own_path(root, inside=inside)
     except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as exc:
@@ -79,18 +110,85 @@ def scan_agent_folder(root: Path, layer: Layer
         lowered = entry.name.lower()
         if lowered.startswith(".") or not lowered.endswith(".md") or lowered in _NOT_AGENTS:
             continue
-        if not entry.is_file():
+        if Path(entry.path).is_dir():  # False for a loop, unlike DirEntry.is_dir
             continue
         path = Path(entry.path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_text(path, inside, readable)
         except (OSError, UnicodeDecodeError) as exc:
             yield LoadFailure(path=path, layer=layer, message=f"cannot be read ({exc})")
             continue
-        yield _from_text(text, path, layer)
+        yield _from_text(text, path, layer, inside=inside, readable=readable)
 
 
-def _from_text(text: str, path: Path, layer: Layer
+def load_named_agent(name: str, project_root: Path, readable: Readable | None = None
+                     ) -> AgentDefinition | None:
+    """Return the agent `name` of `.aimon/agents`, `.claude/agents` or the user's folder.
+
+    None when no such file exists; AgentDefinitionError when the first one found cannot be
+    used, or may not be read (it leads out of the project, is a special file, is denied).
+    """
+    from aimon_core.session import user_config_dir
+
+    folders = ((project_root / ".aimon" / "agents", project_root),
+               (project_root / ".claude" / "agents", project_root),
+               (user_config_dir() / "agents", None))
+    for folder, inside in folders:
+        path = folder / f"{name}.md"
+        if not os.path.lexists(path):
+            continue
+        try:
+            text = _read_text(path, inside, readable)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AgentDefinitionError(str(path), f"cannot be read ({exc})") from exc
+        agent = parse_agent(text, source=str(path), default_name=path.stem)
+        return _with_partials(agent, path, inside, readable)
+    return None
+
+
+def _read_text(path: Path, inside: Path | None, readable: Readable | None) -> str:
+    from aimon_core.filesystem import read_own
+
+    return read_own(path, inside=inside, readable=readable, limit=_AGENT_LIMIT).decode()
+
+
+def read_partials(template: str, folder: Path, readable: Readable | None = None
+                  ) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Return the partials `template` names, read from `folder` (and warnings for the rest).
+
+    A partial is `folder/NAME.mustache`; a name with a path in it, or a file that leads out
+    of `folder`, is a special file or is denied, is left out with a warning (it renders as
+    nothing).
+    """
+    from aimon_core.filesystem import read_own
+
+    found: dict[str, str] = {}
+    warnings: list[str] = []
+    for name in dict.fromkeys(_PARTIAL_TAG.findall(template)):
+        path = folder / f"{name}.mustache"
+        if not _PARTIAL_NAME.fullmatch(name) or ".." in name:
+            warnings.append(f"{folder}: partial {name!r} is not a plain file name; left out")
+            continue
+        try:
+            data = read_own(path, inside=folder, readable=readable, limit=_PARTIAL_LIMIT)
+            found[name] = data.decode("utf-8", "replace")
+        except FileNotFoundError:
+            warnings.append(f"{path}: no such partial; {{{{> {name}}}}} renders as nothing")
+        except OSError as exc:
+            warnings.append(f"{path}: partial not read: {exc}")
+    return found, tuple(warnings)
+
+
+def _with_partials(agent: AgentDefinition, path: Path, inside: Path | None,
+                   readable: Readable | None) -> AgentDefinition:
+    if "{{>" not in agent.prompt_template:
+        return agent
+    partials, warnings = read_partials(agent.prompt_template, path.parent, readable)
+    return dataclasses.replace(agent, partials=partials, warnings=agent.warnings + warnings)
+
+
+def _from_text(text: str, path: Path, layer: Layer, *, inside: Path | None = None,
+               readable: Readable | None = None
                ) -> Candidate[AgentDefinition] | LoadFailure:
     disabled = disabling_name(text, default=path.stem)
     if disabled is not None:
@@ -100,5 +198,6 @@ def _from_text(text: str, path: Path, layer: Layer
         agent = parse_agent(text, source=str(path), default_name=path.stem)
     except AgentDefinitionError as exc:
         return LoadFailure(path=path, layer=layer, message=exc.reason)
+    agent = _with_partials(agent, path, inside, readable)
     return Candidate(name=agent.name, description=agent.description, layer=layer, path=path,
                      value=agent, warnings=agent.warnings)

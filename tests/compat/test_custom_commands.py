@@ -67,7 +67,9 @@ def test_files_outside_the_project_are_not_attached(tmp_path: Path) -> None:
                                                "See @notes.md and @../secret.txt").parent])
     prompt, notes = asyncio.run(expand(command, "", root, None))
     assert "Contents of notes.md:\n```\ninside\n```" in prompt
-    assert "outside" not in prompt and notes == []
+    assert "outside" not in prompt
+    assert notes == [f"@../secret.txt: not attached: it leads out of {root} "
+                     f"(to {tmp_path / 'secret.txt'})"]
 
 
 def test_bang_commands_need_a_permission_policy(tmp_path: Path) -> None:
