@@ -8,10 +8,11 @@ prompt with `$ARGUMENTS` and `$1`... filled, `@path` replaced by the file's cont
 `` !`command` `` by the command's output.
 
 Prompts are not code, so commands load without trust (RELIABILITY.md, point 10). A
-`` !`command` `` runs only when the permission policy allows that Bash command as it stands
-(read-only commands, or an allow rule of trusted settings); anything else is left out of the
-prompt with a note. `allowed-tools` never widens permissions: a file in a fresh clone could
-otherwise allow itself anything.
+`` !`command` `` is a Bash tool call made for the user: it passes the runtime's permission gate
+as the model's would (deny rules, the mode, ask rules; a question where a person can answer,
+a refusal in print mode) and runs as the Bash tool runs it (the model commands' environment,
+its timeout, credentials redacted from the output). `allowed-tools` never widens permissions:
+a file in a fresh clone could otherwise allow itself anything.
 
 Command files and `@path` attachments are read as aimon reads any file by itself
 (`aimon_core.filesystem.read_own`): a project file must not lead out of the project, only
@@ -21,11 +22,10 @@ refused is skipped with a note naming it.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,7 @@ from aimon_core.command._registry import (
 
 if TYPE_CHECKING:
     from aimon_core.filesystem import Readable
-    from aimon_core.permission import PermissionPolicy
-    from aimon_core.tools import Tool
+    from aimon_core.live import LiveSession
 
 COMMANDS_DIR = "commands"
 _ARGUMENT = re.compile(r"\$(ARGUMENTS|[1-9])")
@@ -47,8 +46,7 @@ _BANG = re.compile(r"!`([^`\n]+)`")
 _AT_FILE = re.compile(r"(?<![\w@])@((?:\.{0,2}/)?[\w.\-/]+)")
 _FILE_LIMIT = 256 * 1024
 _COMMAND_LIMIT = 1024 * 1024
-_OUTPUT_LIMIT = 30_000
-_BANG_TIMEOUT = 30.0
+_BANG_TIMEOUT_MS = 30_000
 _DESCRIPTION_LENGTH = 70
 
 
@@ -197,16 +195,13 @@ def slash_command(command: CustomCommand, project_root: Path, origin: str) -> Sl
     """Return the slash command that expands `command` into the turn's prompt."""
 
     async def run(args: str, host: CommandHost) -> CommandOutcome:
-        live = host.live
-        bash = live.runtime.tools.get("Bash") if live is not None else None
-        gate = None if host.policy is None or bash is None else _Gate(host.policy, bash)
         readable = None
         if host.policy is not None:
             from aimon_core.permission import read_filter
 
             policy = host.policy
             readable = read_filter(lambda: policy.rules, project_root)
-        prompt, notes = await expand(command, args, project_root, gate, readable=readable)
+        prompt, notes = await expand(command, args, project_root, host.live, readable=readable)
         return CommandOutcome.submit(prompt, text="\n".join(notes))
 
     hint = f" {command.argument_hint}" if command.argument_hint else ""
@@ -233,66 +228,41 @@ def fill_arguments(body: str, args: str) -> str:
     return filled
 
 
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    """The permission policy and the Bash tool it judges `!` commands as."""
-
-    policy: PermissionPolicy
-    bash: Tool
-
-
 async def expand(command: CustomCommand, args: str, project_root: Path,
-                 gate: _Gate | None, *, readable: Readable | None = None
+                 live: LiveSession | None, *, readable: Readable | None = None
                  ) -> tuple[str, list[str]]:
     """Return the prompt of `/name args` and notes for the user (commands not run...).
 
-    `readable` is the path deny rules: an `@path` they cover is not attached.
+    Args:
+        live: the session whose runtime gates and runs `` !`command` `` lines (None: they are
+            not run).
+        readable: the path deny rules; an `@path` they cover is not attached.
     """
     notes: list[str] = []
     text = fill_arguments(command.body, args)
-    outputs = [await _bang(found.group(1), project_root, gate, notes)
-               for found in _BANG.finditer(text)]
+    outputs = [await _bang(found.group(1), live, notes) for found in _BANG.finditer(text)]
     pieces = iter(outputs)
     text = _BANG.sub(lambda _: next(pieces), text)
     return _attach_files(text, project_root, notes, readable), notes
 
 
-async def _bang(shell_command: str, project_root: Path, gate: _Gate | None,
-                notes: list[str]) -> str:
-    refusal = _refusal(shell_command, project_root, gate)
-    if refusal is not None:
-        notes.append(f"not run: !`{shell_command}` ({refusal})")
-        return f"(the command `{shell_command}` was not run: {refusal})"
-    from aimon_core.shell import cap_text, model_env
+async def _bang(shell_command: str, live: LiveSession | None, notes: list[str]) -> str:
+    """Run one `` !`command` `` as a Bash tool call the user made; return what replaces it."""
+    from aimon_core.tools import execute_tool
 
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/bash", "-c", shell_command, cwd=project_root,
-            env=model_env(os.environ), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True)
-    except OSError as exc:
-        return f"(the command `{shell_command}` could not start: {exc})"
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), _BANG_TIMEOUT)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        return f"(the command `{shell_command}` timed out after {_BANG_TIMEOUT:g} s)"
-    return cap_text(out.decode("utf-8", "replace").rstrip("\n"), _OUTPUT_LIMIT)
-
-
-def _refusal(shell_command: str, project_root: Path, gate: _Gate | None) -> str | None:
-    """Return why a `!` command may not run, or None when the policy allows it."""
-    if gate is None:
-        return "no permission policy and Bash tool to check it against"
-    from aimon_core.permission import Verdict
-
-    decision = gate.policy.decide(gate.bash, {"command": shell_command}, cwd=project_root)
-    if decision.verdict is Verdict.ALLOW:
-        return None
-    return (f"the permission rules {'deny' if decision.verdict is Verdict.DENY else 'ask'} "
-            f"for it; allow it with a Bash rule in trusted settings")
+    bash = live.runtime.tools.get("Bash") if live is not None else None
+    if live is None or bash is None:
+        refusal = "no session and Bash tool to run it with"
+    else:
+        tool_input = {"command": shell_command, "timeout": _BANG_TIMEOUT_MS}
+        context = replace(live.tool_context, turn=live.command_turn())
+        verdict = await live.runtime.gate(bash, tool_input, context)
+        if verdict.allowed:
+            result = await execute_tool(bash, tool_input, context)
+            return result.text
+        refusal = verdict.message or "the permission rules refused it"
+    notes.append(f"not run: !`{shell_command}` ({refusal})")
+    return f"(the command `{shell_command}` was not run: {refusal})"
 
 
 def _attach_files(text: str, project_root: Path, notes: list[str],

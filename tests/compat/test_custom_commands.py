@@ -72,11 +72,11 @@ def test_files_outside_the_project_are_not_attached(tmp_path: Path) -> None:
                      f"(to {tmp_path / 'secret.txt'})"]
 
 
-def test_bang_commands_need_a_permission_policy(tmp_path: Path) -> None:
+def test_bang_commands_need_a_session(tmp_path: Path) -> None:
     [command], _ = load_custom_commands([write(tmp_path / "c" / "x.md", "Now: !`date`").parent])
     prompt, notes = asyncio.run(expand(command, "", tmp_path, None))
     assert prompt.startswith("Now: (the command `date` was not run: ")
-    assert notes == ["not run: !`date` (no permission policy and Bash tool to check it against)"]
+    assert notes == ["not run: !`date` (no session and Bash tool to run it with)"]
 
 
 def test_names_taken_by_other_commands_are_reported(tmp_path: Path) -> None:
