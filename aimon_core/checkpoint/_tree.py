@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_IFREG, S_ISDIR, S_ISLNK
+from stat import S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 
 from aimon_core._atomic import private_dir, write_atomic
 
@@ -220,10 +220,16 @@ class CheckpointStore:
         return self._put_tree(tuple(rows), walk)
 
     def _file(self, full: str) -> str | None:
+        # Listed as a regular file, it may have become a link or a FIFO since: never follow
+        # the one out of the project, never wait on the other.
         try:
-            data = Path(full).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, PermissionError):
-            return None  # gone since the listing, or unreadable: not covered
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None  # gone since the listing, unreadable, or now a link: not covered
+        with os.fdopen(fd, "rb") as file:
+            if not S_ISREG(os.fstat(fd).st_mode):
+                return None
+            data = file.read()
         return self._put(data)
 
     def _put_tree(self, rows: tuple[tuple[object, ...], ...], walk: _Walk) -> str:

@@ -201,3 +201,18 @@ def test_aimon_data_inside_the_project_is_never_snapshotted(tmp_path: Path) -> N
     entries = store.entries(store.snapshot(root).tree)
     assert not any(path.startswith("aimon-data") for path in entries)
     assert "src/a.py" in entries
+
+
+def test_a_file_swapped_after_the_listing_is_not_followed_nor_waited_on(tmp_path: Path
+                                                                        ) -> None:
+    # The walk lstats each entry and reads regular files; what it reads may have become a
+    # link out of the project or a FIFO in between (another process at work).
+    store = CheckpointStore(tmp_path / "data")
+    (tmp_path / "secret").write_text("outside\n")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "now-a-link").symlink_to(tmp_path / "secret")
+    os.mkfifo(tmp_path / "p" / "now-a-fifo")
+    (tmp_path / "p" / "plain").write_text("inside\n")
+    assert store._file(str(tmp_path / "p" / "now-a-link")) is None
+    assert store._file(str(tmp_path / "p" / "now-a-fifo")) is None
+    assert store._file(str(tmp_path / "p" / "plain")) is not None
