@@ -76,7 +76,7 @@ class ReplRuntimes:
         """Trust the folder's settings that wait (`/trust`) and apply them to every runtime."""
         from aimon_core.config import TrustStore
 
-        await asyncio.to_thread(TrustStore().trust, request.folder, request.config_hash)
+        await asyncio.to_thread(TrustStore().trust, request.folder, request.items)
         await self.registry.reload(say, self._current)
 
     async def watch(self, say: Callable[[str, str], None]) -> None:

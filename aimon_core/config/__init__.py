@@ -37,6 +37,7 @@ from aimon_core.config._settings import (
     SettingsSource,
     TrustRequest,
 )
+from aimon_core.config._skill_trust import skill_hooks_trusted
 from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
 
 if TYPE_CHECKING:
@@ -82,5 +83,6 @@ __all__ = [
     "server_credentials",
     "servers_secrets",
     "settings_paths",
+    "skill_hooks_trusted",
     "watch_settings",
 ]

@@ -21,14 +21,18 @@ from aimon_core.config._settings import (
     TrustRequest,
     key_path,
 )
+from aimon_core.config._skill_trust import (
+    describe_skill_hooks,
+    repository_skill_hooks,
+    skill_hooks_item,
+)
 from aimon_core.config._trust import (
     TrustStore,
-    config_hash,
     describe_risks,
     folder_key,
-    risky_parts,
+    request_hash,
+    split_risky,
     user_dir,
-    without_risky,
 )
 from aimon_core.config._validate import LayerValues, check_layer, read_layer
 from aimon_core.permission import PathGuard, PermissionMode, PermissionRules, RuleError
@@ -175,20 +179,37 @@ def _add_mcp_json(layers: list[_Layer], root: Path) -> None:
 def _gate(
     layers: list[_Layer], root: Path, *, trust_store: TrustStore, trust_all: bool
 ) -> tuple[list[_Layer], TrustRequest | None]:
-    project = [item for item in layers if item.layer in _PROJECT_LAYERS]
-    risky = [item for item in project if item.values is not None and risky_parts(item.values)]
-    if not risky or trust_all:
+    """Hold back each risky project item the user has not trusted as it reads now.
+
+    Items already trusted stay in force; the question asks about the rest (and a forked
+    skill's hooks that are repository code), and trusting it trusts every item present.
+    """
+    if trust_all:
         return layers, None
-    digest = config_hash([(item.layer.value, item.values) for item in project])
-    if trust_store.is_trusted(root, digest):
-        return layers, None
-    what = tuple(line for item in risky if item.values for line in describe_risks(item.values))
-    gated = [
-        _Layer(layer=item.layer, path=item.path, values=without_risky(item.values), trusted=False)
-        if any(item is r for r in risky) and item.values is not None else item
-        for item in layers
-    ]
-    return gated, TrustRequest(folder=Path(folder_key(root)), config_hash=digest, what=what)
+    trusted = trust_store.trusted_items(root)
+    everything: list[str] = []
+    what: list[str] = []
+    gated: list[_Layer] = []
+    for item in layers:
+        if item.layer not in _PROJECT_LAYERS or item.values is None:
+            gated.append(item)
+            continue
+        kept, digests = split_risky(item.values, trusted.__contains__)
+        everything.extend(digests)
+        held = [d for d in digests if d not in trusted]
+        if held:
+            what.extend(describe_risks(split_risky(item.values, set(held).__contains__)[0]))
+        gated.append(_Layer(layer=item.layer, path=item.path, values=kept, trusted=not held))
+    for skill in repository_skill_hooks(root):
+        digest = skill_hooks_item(skill)
+        everything.append(digest)
+        if digest not in trusted:
+            what.append(describe_skill_hooks(skill, root))
+    pending = [d for d in everything if d not in trusted]
+    if not pending:
+        return gated, None
+    return gated, TrustRequest(folder=Path(folder_key(root)), config_hash=request_hash(pending),
+                               what=tuple(what), items=tuple(sorted(set(everything))))
 
 
 def merge(

@@ -227,11 +227,17 @@ class SettingsSource:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrustRequest:
-    """What an untrusted project folder's settings would do, for the CLI to ask about."""
+    """What a project folder holds that is not trusted yet, for the CLI to ask about.
+
+    `what` says, one line each, what the items held back would do; `items` are the digests
+    of everything trusting the folder now would trust (the items held back and those already
+    trusted), for `TrustStore.trust`; `config_hash` identifies the question.
+    """
 
     folder: Path
     config_hash: str
     what: tuple[str, ...]
+    items: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

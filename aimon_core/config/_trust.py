@@ -1,9 +1,14 @@
-"""Folder trust: which project settings are risky, their hash, and the store of trusted folders.
+"""Trust for content: which project settings are risky, one digest per item, and the store.
 
 Project settings (``settings.json`` and ``settings.local.json`` under ``.aimon/`` and Claude
-Code's ``.claude/``) that add hooks, widen permissions, or set ``env`` or ``base_url`` take effect
-only once the user trusts the folder. The trust is bound to a hash of exactly those risky
-parts, so changing them asks again; rules that only narrow (deny, ask) always apply.
+Code's ``.claude/``, and ``.mcp.json``) that add hooks or MCP servers, widen permissions, or set
+``env`` or ``base_url`` take effect only once the user trusts them. Trust is given to each item
+as it reads (one hook command with its event and matcher, one MCP server with its command, one
+allow rule, one variable...), by a digest of its content: a new or changed item is held back
+and asked about again while the others stay in force, and removing an item takes trust from
+nothing else. The store keeps, per folder, the digests of what the user trusted last time; a
+record from before (one hash of the whole folder) trusts nothing, so aimon asks once again.
+Rules that only narrow (deny, ask) always apply.
 """
 
 from __future__ import annotations
@@ -15,20 +20,20 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from aimon_core._atomic import write_atomic
-from aimon_core.config._settings import hooks_to_json
+from aimon_core.config._settings import HookMatcherConfig, hooks_to_json
 from aimon_core.config._validate import LayerValues
 from aimon_core.permission import PermissionMode
 
 log = logging.getLogger(__name__)
 
 TRUST_FILE_NAME = "trusted-folders.json"
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
 _WIDENING_MODES = frozenset({PermissionMode.ACCEPT_EDITS, PermissionMode.BYPASS})
 _COMMAND_PREVIEW = 60
 
@@ -55,25 +60,68 @@ def risky_parts(values: LayerValues) -> dict[str, Any]:
     return parts
 
 
+def item_digest(*parts: Any) -> str:
+    """Return the digest one trusted item is known by (sha256 of its canonical JSON)."""
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_hash(items: Collection[str]) -> str:
+    """Return the identity of a trust question: a digest of the items it asks about."""
+    return hashlib.sha256("\n".join(sorted(items)).encode("ascii")).hexdigest()
+
+
+def split_risky(values: LayerValues, keep: Callable[[str], bool]
+                ) -> tuple[LayerValues, tuple[str, ...]]:
+    """Return the layer with only the risky items `keep` accepts, and every item's digest.
+
+    What only narrows or informs (deny and ask rules, the model, a narrowing mode) stays.
+    """
+    seen: list[str] = []
+
+    def kept(*parts: Any) -> bool:
+        digest = item_digest(*parts)
+        seen.append(digest)
+        return keep(digest)
+
+    hooks = []
+    for event, groups in values.hooks:
+        kept_groups = tuple(g for g in (_kept_group(event, group, kept) for group in groups)
+                            if g is not None)
+        if kept_groups:
+            hooks.append((event, kept_groups))
+    mode = values.default_mode
+    if mode in _WIDENING_MODES and not kept("defaultMode", mode.value):
+        mode = None
+    base_url = values.base_url
+    if base_url is not None and not kept("base_url", base_url):
+        base_url = None
+    filtered = dataclasses.replace(
+        values, hooks=tuple(hooks), default_mode=mode, base_url=base_url,
+        allow=tuple(r for r in values.allow if kept("allow", r)),
+        additional_directories=tuple(d for d in values.additional_directories
+                                     if kept("additionalDirectories", d)),
+        env=tuple((n, v) for n, v in values.env if kept("env", n, v)),
+        shell_env_passthrough=tuple(n for n in values.shell_env_passthrough
+                                    if kept("shellEnvPassthrough", n)),
+        mcp_servers=tuple((n, c) for n, c in values.mcp_servers
+                          if kept("mcpServers", n, c.to_json())),
+    )
+    return filtered, tuple(seen)
+
+
+def _kept_group(event: str, group: HookMatcherConfig, kept: Callable[..., bool]
+                ) -> HookMatcherConfig | None:
+    """Return the hook group with the commands `kept` accepts (each with event and matcher)."""
+    commands = tuple(
+        command for command in group.hooks
+        if kept("hooks", hooks_to_json({event: (dataclasses.replace(group, hooks=(command,)),)})))
+    return dataclasses.replace(group, hooks=commands) if commands else None
+
+
 def without_risky(values: LayerValues) -> LayerValues:
     """Return the layer with its risky parts removed; what is left only narrows or informs."""
-    mode = None if values.default_mode in _WIDENING_MODES else values.default_mode
-    return dataclasses.replace(
-        values, hooks=(), allow=(), default_mode=mode, additional_directories=(), env=(),
-        base_url=None, shell_env_passthrough=(), mcp_servers=(),
-    )
-
-
-def config_hash(layers: Sequence[tuple[str, LayerValues | None]]) -> str:
-    """Hash the risky parts of the named project layers (sha256 of canonical JSON)."""
-    # Layers without risky parts are left out: adding a harmless local file keeps the trust.
-    document = {
-        name: parts
-        for name, values in layers
-        if values is not None and (parts := risky_parts(values))
-    }
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return split_risky(values, lambda _: False)[0]
 
 
 def describe_risks(values: LayerValues) -> list[str]:
@@ -126,7 +174,7 @@ def folder_key(folder: Path | str) -> str:
 
 
 class TrustStore:
-    """The user's trusted folders, each bound to the hash of its risky settings.
+    """What the user trusted in each folder: the digests of the items, as they read then.
 
     The file (``<user config dir>/trusted-folders.json``) is rewritten atomically under an
     exclusive lock. A corrupt file trusts nothing: it is logged, never fatal.
@@ -135,21 +183,22 @@ class TrustStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else user_dir() / TRUST_FILE_NAME
 
-    def is_trusted(self, folder: Path | str, config_hash: str) -> bool:
-        """Tell whether the user trusted `folder` with settings whose risky parts hash so."""
+    def trusted_items(self, folder: Path | str) -> frozenset[str]:
+        """Return the digests of the items the user trusted in `folder` (none: empty)."""
         record = self._read().get(folder_key(folder))
-        return record is not None and record.get("config_hash") == config_hash
+        items = record.get("items") if record is not None else None
+        if not isinstance(items, list):
+            return frozenset()
+        return frozenset(item for item in items if isinstance(item, str))
 
-    def has_trusted(self, folder: Path | str) -> bool:
-        """Tell whether the user ever trusted `folder` (whatever its settings were then)."""
-        return folder_key(folder) in self._read()
-
-    def trust(self, folder: Path | str, config_hash: str) -> None:
-        """Record that the user trusts `folder` with settings whose risky parts hash so."""
+    def trust(self, folder: Path | str, items: Collection[str]) -> None:
+        """Record that the user trusts exactly `items` (digests) in `folder` from now on."""
+        if isinstance(items, str):
+            raise TypeError("items is a collection of item digests (TrustRequest.items)")
         with self._locked():
             folders = self._read()
             folders[folder_key(folder)] = {
-                "config_hash": config_hash,
+                "items": sorted(set(items)),
                 "trusted_at": datetime.now(UTC).isoformat(timespec="seconds"),
             }
             self._write(folders)

@@ -99,7 +99,7 @@ class AgentRuntimeRegistry:
         if not await self._trust(request):
             self._declined.add(request.config_hash)
             return settings
-        await asyncio.to_thread(TrustStore().trust, request.folder, request.config_hash)
+        await asyncio.to_thread(TrustStore().trust, request.folder, request.items)
         return await asyncio.to_thread(load_runtime_settings, self.project_root, self.flags)
 
     async def reload(self, say: Say, live: LiveSession | None = None) -> None:

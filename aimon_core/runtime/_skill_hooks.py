@@ -1,8 +1,9 @@
 """A forked skill's own `hooks:` (deny and shell actions), run as hooks of its fork.
 
-They are code from the skill's folder, so a skill from the project (`.aimon/skills`,
-`.claude/skills`) has its hooks run only in a folder the user has trusted; built-in and user
-skills are the user's own. `deny` refuses matching tool calls before they run; `shell` runs a
+They are code from the skill's folder, so a skill that is repository code (the project's
+folders, or any skill whose folder really lies in the project or its repository) has its hooks
+run only once the user trusted them as they read (`config.skill_hooks_trusted`); built-in and
+user skills are the user's own. `deny` refuses matching tool calls before they run; `shell` runs a
 command with Claude Code's hook protocol (stdin JSON; exit 2 blocks), with `AIMON_SKILL_DIR` set.
 """
 
@@ -30,11 +31,10 @@ _EVENTS = (("pre_tool", HookEvent.PRE_TOOL), ("post_tool", HookEvent.POST_TOOL),
 
 
 def skill_hooks_allowed(skill: Skill, project_root: Path) -> bool:
-    """Tell whether a skill's hooks may run: not from an untrusted project folder."""
-    from aimon_core.config import TrustStore
+    """Tell whether a skill's hooks may run: not repository code, or trusted as they read."""
+    from aimon_core.config import skill_hooks_trusted
 
-    inside = skill.path.resolve().is_relative_to(project_root.resolve())
-    return not inside or TrustStore().has_trusted(project_root)
+    return skill_hooks_trusted(skill, project_root)
 
 
 def register_skill_hooks(registry: HookRegistry, skill: Skill, tools: ToolRegistry,

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         bundle_index,
         bundle_root,
         default_roots,
+        hooked_skills,
         load_skills,
         scan_skill_folder,
     )
@@ -73,6 +74,7 @@ _LAZY = {
     "bundle_index": "_registry",
     "bundle_root": "_registry",
     "default_roots": "_registry",
+    "hooked_skills": "_registry",
     "intersect_tools": "_render",
     "load_skills": "_registry",
     "materialize_bundle": "_materialize",
@@ -108,6 +110,7 @@ __all__ = [
     "bundle_index",
     "bundle_root",
     "default_roots",
+    "hooked_skills",
     "intersect_tools",
     "load_skills",
     "materialize_bundle",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -123,6 +123,41 @@ def scan_skill_folder(root: Path, layer: Layer, *, inside: Path | None = None,
             if os.path.lexists(path):
                 yield _read(path, layer, inside=inside, readable=readable)
                 break
+
+
+def hooked_skills(root: Path, layer: Layer, *, inside: Path | None = None,
+                  where: Callable[[Path], bool] | None = None) -> tuple[Skill, ...]:
+    """Return the forked skills of a skills folder that declare hooks (their code runs).
+
+    A SKILL.md that never says `hooks` is not parsed; `where` picks skill folders by path.
+    Files that cannot be read or parsed are left out (loading the skills reports them).
+    """
+    from aimon_core.filesystem import read_own
+
+    found: list[Skill] = []
+    try:
+        entries = sorted(os.scandir(root.absolute()), key=lambda e: e.name)
+    except OSError:
+        return ()
+    for entry in entries:
+        folder = Path(entry.path)
+        if entry.name.startswith(".") or not folder.is_dir() or (where and not where(folder)):
+            continue
+        path = next((folder / name for name in ("SKILL.md", "skill.md")
+                     if os.path.lexists(folder / name)), None)
+        if path is None:
+            continue
+        try:
+            data = read_own(path, inside=inside, limit=_SKILL_LIMIT)
+        except OSError:
+            continue
+        if b"hooks" not in data:
+            continue
+        loaded = _from_text(data.decode("utf-8", "replace"), path, layer)
+        skill = loaded.value if isinstance(loaded, Candidate) else None
+        if skill is not None and not skill.hooks.is_empty and skill.execution.mode == "fork":
+            found.append(skill)
+    return tuple(found)
 
 
 def _read(path: Path, layer: Layer, *, inside: Path | None,

@@ -30,7 +30,7 @@ def trust(root: Path) -> None:
     """Trust the folder as the user would at the prompt (the same rule as `.aimon/`)."""
     loaded = load_settings(root, trust_store=TrustStore())
     if loaded.pending_trust is not None:
-        TrustStore().trust(root, loaded.pending_trust.config_hash)
+        TrustStore().trust(root, loaded.pending_trust.items)
 
 
 @pytest.fixture

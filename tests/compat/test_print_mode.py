@@ -188,7 +188,7 @@ def test_the_example_claude_project_runs_with_one_notice(tmp_path: Path,
     assert loaded.pending_trust is not None
     # The trust prompt counts the five hooks that will run, and nothing else.
     assert loaded.pending_trust.what[0].startswith("adds 5 hooks (SessionStart: ")
-    TrustStore().trust(project, loaded.pending_trust.config_hash)
+    TrustStore().trust(project, loaded.pending_trust.items)
     server.add(Reply(text="Looks good."))
     done = run_aimon(server, project)
     assert done.returncode == 0, done.stderr

@@ -95,7 +95,7 @@ def test_claude_project_hooks_wait_for_trust_and_skipped_hooks_are_not_counted(
     assert dict(loaded.settings.hooks) == {}
     assert loaded.settings.permissions.allow == ()
     assert loaded.settings.permissions.deny == ("WebFetch",)  # narrowing always applies
-    trust_store.trust(project, loaded.pending_trust.config_hash)
+    trust_store.trust(project, loaded.pending_trust.items)
     trusted = load_settings(project, trust_store=trust_store)
     assert trusted.pending_trust is None and list(trusted.settings.hooks) == ["Stop"]
 

@@ -70,14 +70,14 @@ def test_untrusted_project_loads_only_what_narrows(
     )
 
 
-def test_trust_loads_everything_until_the_risky_parts_change(
+def test_trust_holds_each_item_until_it_changes(
     project: Path, trust_store: TrustStore, write: Writer
 ) -> None:
     write("project", RISKY)
     request = load_settings(project, trust_store=trust_store).pending_trust
     assert request is not None
 
-    trust_store.trust(request.folder, request.config_hash)
+    trust_store.trust(request.folder, request.items)
     trusted = load_settings(project, trust_store=trust_store)
     assert trusted.pending_trust is None
     assert trusted.settings.permissions.allow == ("Bash(npm:*)",)
@@ -91,18 +91,45 @@ def test_trust_loads_everything_until_the_risky_parts_change(
         **RISKY["permissions"], "deny": ["Bash(curl:*)", "Bash(wget:*)"]}})
     assert load_settings(project, trust_store=trust_store).pending_trust is None
 
-    # A changed hook (here in the local file) asks again and is withheld meanwhile.
+    # A new hook (here in the local file) asks again and is withheld meanwhile; what was
+    # trusted stays in force.
     write("local", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x.sh"}]}]}})
     again = load_settings(project, trust_store=trust_store)
     assert again.pending_trust is not None
     assert again.pending_trust.config_hash != request.config_hash
-    assert dict(again.settings.hooks) == {}
-    assert again.settings.permissions.allow == ()
-    assert again.pending_trust.what[-1] == "adds 1 hook (Stop: x.sh)"
+    assert "Stop" not in again.settings.hooks
+    assert len(again.settings.hooks["PreToolUse"][0].hooks) == 2
+    assert again.settings.permissions.allow == ("Bash(npm:*)",)
+    assert again.pending_trust.what == ("adds 1 hook (Stop: x.sh)",)
+    assert [s.trusted for s in again.sources] == [True, True, False]
+
+    # A changed hook command is a new item: the old one is no longer what is written.
+    changed = {**RISKY, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "./check.sh --all"},
+        {"type": "command", "command": "./lint.sh"}]}]}}
+    write("project", changed)
+    later = load_settings(project, trust_store=trust_store)
+    assert [h.command for h in later.settings.hooks["PreToolUse"][0].hooks] == ["./lint.sh"]
+    assert later.pending_trust is not None
+    assert later.pending_trust.what[0] == "adds 1 hook (PreToolUse: ./check.sh --all)"
 
     trust_store.revoke(project)
     trust_store.revoke(project)  # revoking twice is fine
-    assert not trust_store.is_trusted(project, request.config_hash)
+    assert trust_store.trusted_items(project) == frozenset()
+
+
+def test_removing_settings_takes_trust_from_nothing_else(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    write("project", RISKY)
+    write("local", {"permissions": {"allow": ["Edit(calc.py)"]}})
+    request = load_settings(project, trust_store=trust_store).pending_trust
+    assert request is not None
+    trust_store.trust(request.folder, request.items)
+    (project / ".aimon" / "settings.json").unlink()
+    loaded = load_settings(project, trust_store=trust_store)
+    assert loaded.pending_trust is None
+    assert loaded.settings.permissions.allow == ("Edit(calc.py)",)
 
 
 def test_settings_that_only_narrow_need_no_trust(
@@ -152,19 +179,29 @@ def test_long_hook_commands_are_shortened(
 def test_trust_file_is_written_atomically_and_privately(project: Path) -> None:
     store = TrustStore()
     assert store.path == user_config_dir() / "trusted-folders.json"
-    store.trust(project, "abc")
-    store.trust(project / "..", "def")
+    store.trust(project, ["abc", "abc", "0ff"])
+    store.trust(project / "..", ["def"])
 
     data = json.loads(store.path.read_text(encoding="utf-8"))
-    assert data["version"] == 1
-    assert data["folders"][str(project.resolve())]["config_hash"] == "abc"
-    assert data["folders"][str(project.parent.resolve())]["config_hash"] == "def"
+    assert data["version"] == 2
+    assert data["folders"][str(project.resolve())]["items"] == ["0ff", "abc"]
+    assert data["folders"][str(project.parent.resolve())]["items"] == ["def"]
     assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
     leftovers = [p.name for p in store.path.parent.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
-    assert store.is_trusted(project, "abc")
-    assert not store.is_trusted(project, "abd")
-    assert TrustStore(store.path).is_trusted(str(project) + "/.", "abc")
+    assert store.trusted_items(project) == {"abc", "0ff"}
+    assert TrustStore(store.path).trusted_items(str(project) + "/.") == {"abc", "0ff"}
+    with pytest.raises(TypeError):
+        store.trust(project, "abc")
+
+
+def test_a_record_of_a_whole_folder_trusts_no_item(project: Path, write: Writer) -> None:
+    store = TrustStore()
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    store.path.write_text(json.dumps({"version": 1, "folders": {
+        str(project.resolve()): {"config_hash": "abc", "trusted_at": "2026-01-01T00:00:00"}}}))
+    write("project", RISKY)
+    assert load_settings(project, trust_store=store).pending_trust is not None
 
 
 @pytest.mark.parametrize("content", ["{not json", "[]", '{"folders": 3}', "\xff"])
@@ -182,7 +219,7 @@ def test_corrupt_trust_file_trusts_nothing_with_a_warning(
     assert loaded.pending_trust is not None
     assert any("no folder is trusted" in r.getMessage() for r in caplog.records)
 
-    store.trust(loaded.pending_trust.folder, loaded.pending_trust.config_hash)
+    store.trust(loaded.pending_trust.folder, loaded.pending_trust.items)
     assert load_settings(project, trust_store=store).pending_trust is None
 
 
@@ -192,6 +229,6 @@ def test_a_harmless_new_local_file_keeps_the_trust(
     write("project", RISKY)
     request = load_settings(project, trust_store=trust_store).pending_trust
     assert request is not None
-    trust_store.trust(request.folder, request.config_hash)
+    trust_store.trust(request.folder, request.items)
     write("local", {"model": "mine", "permissions": {"deny": ["Bash(git push:*)"]}})
     assert load_settings(project, trust_store=trust_store).pending_trust is None

@@ -57,7 +57,7 @@ def test_project_servers_wait_for_trust_and_the_question_names_each_command(
     assert loaded.pending_trust is not None
     assert "starts the MCP server git: mcp-server-git -r ." in loaded.pending_trust.what
     assert "connects to the MCP server docs: http://localhost:9/sse" in loaded.pending_trust.what
-    store.trust(project, loaded.pending_trust.config_hash)
+    store.trust(project, loaded.pending_trust.items)
     trusted = load_settings(project, trust_store=store)
     assert set(trusted.settings.mcp_servers) == {"git", "docs"}
     assert trusted.settings.mcp_servers["docs"].transport == "sse"

@@ -530,15 +530,17 @@ Push the branch.
 @pytest.mark.parametrize("trusted", [True, False])
 def test_a_forked_skills_own_hooks_run_in_a_trusted_folder_only(tmp_path: Path,
                                                                  trusted: bool) -> None:
-    from aimon_core.config import TrustStore
+    from aimon_core.config import TrustStore, load_settings
 
     root = project(tmp_path)
     (root / ".aimon" / "skills" / "guarded").mkdir(parents=True)
     (root / ".aimon" / "skills" / "guarded" / "SKILL.md").write_text(GUARDED_SKILL)
     (root / ".aimon" / "agents" / "pusher.md").write_text(
         "---\nname: pusher\ndescription: Pushes.\ntools: Bash\n---\nYou are the pusher.\n")
-    if trusted:
-        TrustStore().trust(root, "test")
+    if trusted:  # as the user does at the trust question, which names the skill's hooks
+        request = load_settings(root, trust_store=TrustStore()).pending_trust
+        assert request is not None and any("guarded" in line for line in request.what)
+        TrustStore().trust(root, request.items)
     client = routed([], [reply("", ("Bash", {"command": "git push origin main"})),
                          reply("pushed?")], "You are the pusher")
     notices: list[str] = []
