@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -197,10 +198,15 @@ def settings_files(project_root: Path, env: Mapping[str, str]) -> tuple[Path, ..
 
 
 def _names_a_model(path: Path) -> bool:
+    # A clone may link a settings file to a FIFO or /dev/zero: a regular file, 4 MB at most.
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        data = file.read(4 << 20)
     return any(key in data for key in _MODEL_KEYS)
 
 

@@ -118,6 +118,15 @@ def _settings(project: Path, readable: Readable) -> str:
     return repr(loaded)
 
 
+def _early_check(project: Path, readable: Readable) -> str:
+    """The command line's look at the settings files before anything starts (no key set)."""
+    from aimon_cli._early import provider_problem
+
+    problem = provider_problem(provider=None, model=None, base_url=None, project_root=project,
+                               env={"AIMON_NO_LOCAL_PROBE": "1"})
+    return repr(problem) + " (the settings files were looked at)"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OwnRead:
     """One file aimon opens by itself: where it is, what an outside target would hold."""
@@ -166,6 +175,8 @@ OWN_READS = (
     OwnRead(id="claude_local_settings", link=".claude/settings.local.json", content=JSON,
             run=_settings),
     OwnRead(id="mcp_json", link=".mcp.json", content=MCP, run=_settings),
+    OwnRead(id="early_settings_check", link=".aimon/settings.json", content=JSON,
+            run=_early_check),
 )
 
 TARGETS = ("outside", "environ", "dev_zero", "fifo", "dangling", "loop")
@@ -263,14 +274,15 @@ def test_own_read_stays_in_the_project(
         _release(project)
     leaked = ENVIRON_WITNESS if kind == "environ" else SECRET
     assert leaked not in made, f"{own.link} -> {kind}: its content reached aimon"
-    if kind in WARNED and own.id != "partial_in_cwd":
+    if kind in WARNED and own.id not in ("partial_in_cwd", "early_settings_check"):
         said = made + "\n".join(record.getMessage() for record in caplog.records)
         assert own.link.split("/")[-1] in said, f"no warning names {own.link}"
 
 
 # Settings are read before there are deny rules to bind them; a folder has no one file.
 DENIED = [pytest.param(own, id=own.id) for own in OWN_READS
-          if not own.folder and own.id != "partial_in_cwd" and own.run is not _settings]
+          if not own.folder and own.id != "partial_in_cwd"
+          and own.run not in (_settings, _early_check)]
 
 
 @pytest.mark.parametrize("own", DENIED)
