@@ -85,18 +85,12 @@ def find_repository(cwd: Path) -> Repository | None:
     except (OSError, ValueError):
         return None
     for directory in (start, *start.parents):
-        dotgit = directory / ".git"
         try:
-            mode = dotgit.stat().st_mode
-        except (FileNotFoundError, NotADirectoryError):
-            mode = None
+            gitdir = _dotgit(directory)
         except OSError:
             return None
-        if mode is not None:
-            gitdir = dotgit if stat.S_ISDIR(mode) else _read_gitfile(dotgit, mode)
-            if gitdir is None or not _surely_valid(gitdir):
-                return None
-            return Repository(gitdir=gitdir, worktree=directory)
+        if gitdir is not None:
+            return Repository(gitdir=gitdir, worktree=directory) if _surely_valid(gitdir) else None
         if os.path.lexists(directory / "HEAD"):
             if _surely_valid(directory):
                 return Repository(gitdir=directory, worktree=None)
@@ -140,16 +134,12 @@ def _walk(start: Path, *, depth: int, seen: set[str]) -> bool:
 
 def _at(directory: Path, *, depth: int, seen: set[str]) -> str:
     """Vet the repositories git could take at ``directory``: stop, go on upward, or unsafe."""
-    dotgit = directory / ".git"
     try:
-        mode = dotgit.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        mode = None
+        gitdir = _dotgit(directory)
     except OSError:
         return _UNSAFE
-    if mode is not None:
-        gitdir = dotgit if stat.S_ISDIR(mode) else _read_gitfile(dotgit, mode)
-        if gitdir is None or not _gitdir_is_inert(gitdir, directory, depth=depth, seen=seen):
+    if gitdir is not None:
+        if not _gitdir_is_inert(gitdir, directory, depth=depth, seen=seen):
             return _UNSAFE
         if _surely_valid(gitdir):
             return _STOP
@@ -160,6 +150,23 @@ def _at(directory: Path, *, depth: int, seen: set[str]) -> str:
         if _surely_valid(directory):
             return _STOP
     return _ON
+
+
+def _dotgit(directory: Path) -> Path | None:
+    """Return the git directory ``directory/.git`` names (itself, or a ``gitdir:`` file's).
+
+    None when there is no ``.git``; OSError when it cannot be told (unreadable, or a file
+    that is not a gitdir file: git stops there with an error).
+    """
+    dotgit = directory / ".git"
+    try:
+        mode = dotgit.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    gitdir = dotgit if stat.S_ISDIR(mode) else _read_gitfile(dotgit, mode)
+    if gitdir is None:
+        raise OSError(f"{dotgit} is neither a folder nor a gitdir file")
+    return gitdir
 
 
 def _read_gitfile(path: Path, mode: int) -> Path | None:

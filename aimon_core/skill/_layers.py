@@ -6,6 +6,7 @@ keeps, per name, the highest layer's candidate and remembers the paths it hides.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,40 @@ class LayeredRegistry(Generic[T]):
                 shadows=tuple(self._shadows.get(name, ())),
             ))
         return tuple(entries)
+
+
+def layer_folders(project_root: Path, user_dir: Path | None, name: str
+                  ) -> tuple[tuple[Path, Layer, Path | None], ...]:
+    """Return the user's and the project's `name` folders, lowest layer first.
+
+    Each comes with the project its files must stay inside (None for the user's own).
+    """
+    folders: list[tuple[Path, Layer, Path | None]] = []
+    if user_dir is not None:
+        folders.append((user_dir, Layer.USER, None))
+    for base, layer in ((".claude", Layer.CLAUDE_PROJECT), (".aimon", Layer.PROJECT)):
+        folders.append((project_root / base / name, layer, project_root))
+    return tuple(folders)
+
+
+def list_folder(root: Path, layer: Layer, inside: Path | None
+                ) -> list[os.DirEntry[str]] | LoadFailure:
+    """Return a definitions folder's entries by name ([] when there is no such folder).
+
+    A folder that cannot be listed, or that leads out of `inside` (the project) by a link, is
+    a LoadFailure naming it.
+    """
+    from aimon_core.filesystem import own_path
+
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+        if inside is not None:
+            own_path(root, inside=inside)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        return LoadFailure(path=root, layer=layer, message=f"cannot list the folder ({exc})")
+    return entries
 
 
 def disabling_name(text: str, *, default: str) -> str | None:

@@ -20,7 +20,13 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_core.skill._layers import Candidate, LayeredRegistry, disabling_name
+from aimon_core.skill._layers import (
+    Candidate,
+    LayeredRegistry,
+    disabling_name,
+    layer_folders,
+    list_folder,
+)
 from aimon_core.skill._model import Layer, LoadFailure, Skill, SkillError
 from aimon_core.skill._parse import parse_skill
 
@@ -86,11 +92,8 @@ def _all_layers(roots: SkillRoots) -> Iterator[Candidate[Skill] | LoadFailure]:
             entry = bundle_root(roots.bundle) / "skills" / name / "SKILL.md"
             path = Path(str(entry))
             yield _from_text(entry.read_text(encoding="utf-8"), path, Layer.BUILTIN)
-    if roots.user_dir is not None:
-        yield from scan_skill_folder(roots.user_dir, Layer.USER, readable=readable)
-    for folder, layer in ((".claude", Layer.CLAUDE_PROJECT), (".aimon", Layer.PROJECT)):
-        yield from scan_skill_folder(project / folder / "skills", layer, inside=project,
-                                     readable=readable)
+    for folder, layer, inside in layer_folders(project, roots.user_dir, "skills"):
+        yield from scan_skill_folder(folder, layer, inside=inside, readable=readable)
 
 
 def scan_skill_folder(root: Path, layer: Layer, *, inside: Path | None = None,
@@ -102,19 +105,11 @@ def scan_skill_folder(root: Path, layer: Layer, *, inside: Path | None = None,
         inside: the project the folder belongs to: nothing read may lead out of it.
         readable: the path deny rules.
     """
-    from aimon_core.filesystem import own_path
-
-    root = root.absolute()
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-        if inside is not None:
-            own_path(root, inside=inside)
-    except (FileNotFoundError, NotADirectoryError):
+    listed = list_folder(root.absolute(), layer, inside)
+    if isinstance(listed, LoadFailure):
+        yield listed
         return
-    except OSError as exc:
-        yield LoadFailure(path=root, layer=layer, message=f"cannot list the folder ({exc})")
-        return
-    for entry in entries:
+    for entry in listed:
         if entry.name.startswith(".") or not Path(entry.path).is_dir():  # False for a loop
             continue
         folder = Path(entry.path)

@@ -24,7 +24,13 @@ from aimon_core.agent._definition import (
     AgentDefinitionError,
     parse_agent,
 )
-from aimon_core.skill._layers import Candidate, LayeredRegistry, disabling_name
+from aimon_core.skill._layers import (
+    Candidate,
+    LayeredRegistry,
+    disabling_name,
+    layer_folders,
+    list_folder,
+)
 from aimon_core.skill._model import Layer, LoadFailure
 from aimon_core.skill._registry import bundle_root
 
@@ -78,11 +84,8 @@ def _all_layers(roots: AgentRoots) -> Iterator[Candidate[AgentDefinition] | Load
         entry = folder / f"{name}.md"
         yield _from_text(entry.read_text(encoding="utf-8"), Path(str(entry)), Layer.BUILTIN)
     project, readable = roots.project_root, roots.readable
-    if roots.user_dir is not None:
-        yield from scan_agent_folder(roots.user_dir, Layer.USER, readable=readable)
-    for name, layer in ((".claude", Layer.CLAUDE_PROJECT), (".aimon", Layer.PROJECT)):
-        yield from scan_agent_folder(project / name / "agents", layer, inside=project,
-                                     readable=readable)
+    for root, layer, inside in layer_folders(project, roots.user_dir, "agents"):
+        yield from scan_agent_folder(root, layer, inside=inside, readable=readable)
 
 
 def scan_agent_folder(root: Path, layer: Layer, *, inside: Path | None = None,
@@ -94,19 +97,11 @@ def scan_agent_folder(root: Path, layer: Layer, *, inside: Path | None = None,
         inside: the project the folder belongs to: nothing read may lead out of it.
         readable: the path deny rules.
     """
-    from aimon_core.filesystem import own_path
-
-    root = root.absolute()
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-        if inside is not None:
-            own_path(root, inside=inside)
-    except (FileNotFoundError, NotADirectoryError):
+    listed = list_folder(root.absolute(), layer, inside)
+    if isinstance(listed, LoadFailure):
+        yield listed
         return
-    except OSError as exc:
-        yield LoadFailure(path=root, layer=layer, message=f"cannot list the folder ({exc})")
-        return
-    for entry in entries:
+    for entry in listed:
         lowered = entry.name.lower()
         if lowered.startswith(".") or not lowered.endswith(".md") or lowered in _NOT_AGENTS:
             continue
