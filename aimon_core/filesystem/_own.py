@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
 from collections.abc import Callable
@@ -61,20 +62,23 @@ def own_path(path: Path, *, inside: Path | None, readable: Readable | None = Non
             files, which may link anywhere but to a special file.
         readable: the path deny rules; None when there are none.
     """
+    return Path(_own_real(path, inside, readable))
+
+
+def _own_real(path: Path, inside: Path | None, readable: Readable | None) -> str:
+    # Strings, not Paths: this runs for every file of every skill at every start.
     real = os.path.realpath(path)
-    if not os.path.lexists(real):
-        raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
-    if Path(real).is_symlink():  # realpath stops at a link it cannot resolve: a loop
-        raise OSError(errno.ELOOP, "a loop of symbolic links", str(path))
     if inside is not None:
-        root = os.path.realpath(inside)
+        root = _real_root(str(inside))
         if not _inside(real, root):
+            if not os.path.lexists(real):  # a dangling link is a missing file
+                raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
             raise RefusedFileError(path, f"it leads out of {root} (to {real})")
     if any(_inside(real, special) for special in _SPECIAL):
         raise RefusedFileError(path, f"it leads to the special file {real}")
     if readable is not None and not readable(Path(path)):
         raise RefusedFileError(path, "a permission deny rule covers it")
-    return Path(real)
+    return real
 
 
 def read_own(path: Path, *, inside: Path | None, limit: int,
@@ -84,13 +88,9 @@ def read_own(path: Path, *, inside: Path | None, limit: int,
     Raises RefusedFileError as `own_path` does, or when the file is not a regular file (or was
     swapped while it was opened); other OSErrors (missing, unreadable) propagate.
     """
-    real = own_path(path, inside=inside, readable=readable)
-    try:
-        fd = os.open(real, _READ_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise RefusedFileError(path, "it changed into a link while being opened") from None
-        raise
+    real = _own_real(path, inside, readable)
+    # ELOOP here: a loop of links (realpath stops at one), or a link made since: not read.
+    fd = os.open(real, _READ_FLAGS)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise RefusedFileError(path, "it is not a regular file")
@@ -100,13 +100,19 @@ def read_own(path: Path, *, inside: Path | None, limit: int,
         os.close(fd)
 
 
-def _check_opened(fd: int, real: Path, path: Path) -> None:
+@functools.lru_cache(maxsize=16)
+def _real_root(folder: str) -> str:
+    """Return the real path of a project folder (taken once: the same for every file)."""
+    return os.path.realpath(folder)
+
+
+def _check_opened(fd: int, real: str, path: Path) -> None:
     """Refuse a file whose opened descriptor is not the checked path (a swap in between)."""
     try:
-        opened = str(Path(f"/proc/self/fd/{fd}").readlink())
+        opened = os.readlink(f"/proc/self/fd/{fd}")  # noqa: PTH115 - a str, no Path to build
     except OSError:
         return  # no /proc (macOS): the O_NOFOLLOW open of the resolved path has to do
-    if opened != str(real):
+    if opened != real:
         raise RefusedFileError(path, f"it changed while being opened (now {opened})")
 
 

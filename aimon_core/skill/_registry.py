@@ -136,12 +136,13 @@ def hooked_skills(root: Path, layer: Layer, *, inside: Path | None = None,
         return ()
     for entry in entries:
         folder = Path(entry.path)
-        if entry.name.startswith(".") or not folder.is_dir() or (where and not where(folder)):
+        if entry.name.startswith(".") or not _is_folder(entry) or (where and not where(folder)):
             continue
-        path = next((folder / name for name in ("SKILL.md", "skill.md")
-                     if os.path.lexists(folder / name)), None)
-        if path is None:
+        name = next((n for n in ("SKILL.md", "skill.md")
+                     if os.path.lexists(os.path.join(entry.path, n))), None)  # noqa: PTH118
+        if name is None:
             continue
+        path = folder / name
         try:
             data = read_own(path, inside=inside, limit=_SKILL_LIMIT)
         except OSError:
@@ -153,6 +154,13 @@ def hooked_skills(root: Path, layer: Layer, *, inside: Path | None = None,
         if skill is not None and not skill.hooks.is_empty and skill.execution.mode == "fork":
             found.append(skill)
     return tuple(found)
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a loop of links
+        return False
 
 
 def _read(path: Path, layer: Layer, *, inside: Path | None,
