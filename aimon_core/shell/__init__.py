@@ -1,11 +1,15 @@
-"""The shell seam: VirtualShell and LocalShell, which runs bash (or a program) in its own group."""
+"""The shell seam: VirtualShell and LocalShell, which runs bash (or a program) in its own group.
+
+The OS sandbox (`Sandbox`, bubblewrap) loads on first use: a run without it never imports it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from aimon_core._lazy import lazy_getattr
 from aimon_core.shell._local import (
     BackgroundOutput,
     BackgroundStatus,
@@ -32,6 +36,24 @@ from aimon_core.shell._secrets import (
     secret_values,
 )
 
+if TYPE_CHECKING:
+    from aimon_core.shell._boundary import CREDENTIAL_PATHS, Boundary, SandboxPaths
+    from aimon_core.shell._proxy import DomainGate, NetworkVerdict, domain_matches
+    from aimon_core.shell._sandbox import (
+        NetworkGate,
+        Sandbox,
+        SandboxConfig,
+        SandboxProbe,
+        probe_sandbox,
+    )
+
+__getattr__ = lazy_getattr(__name__, {
+    "CREDENTIAL_PATHS": "_boundary", "Boundary": "_boundary", "SandboxPaths": "_boundary",
+    "DomainGate": "_proxy", "NetworkVerdict": "_proxy", "domain_matches": "_proxy",
+    "NetworkGate": "_sandbox", "Sandbox": "_sandbox", "SandboxConfig": "_sandbox",
+    "SandboxProbe": "_sandbox", "probe_sandbox": "_sandbox",
+})
+
 
 @runtime_checkable
 class VirtualShell(Protocol):
@@ -45,8 +67,12 @@ class VirtualShell(Protocol):
         timeout: float,  # noqa: ASYNC109 - the seam takes a duration, not a deadline
         env: Mapping[str, str] | None = None,
         output_limit: int | None = None,
+        sandbox: bool = True,
     ) -> ShellResult:
-        """Run `command` to completion or `timeout` seconds; cancelling kills it."""
+        """Run `command` to completion or `timeout` seconds; cancelling kills it.
+
+        `sandbox=False` asks to run it outside the OS sandbox, if the shell has one.
+        """
         ...
 
     async def exec(
@@ -61,8 +87,8 @@ class VirtualShell(Protocol):
         """Run the program `argv` without a shell, otherwise as `run` (OSError if unstartable)."""
         ...
 
-    async def start_background(self, command: str, *, cwd: Path) -> str:
-        """Start `command` in the background and return its shell id."""
+    async def start_background(self, command: str, *, cwd: Path, sandbox: bool = True) -> str:
+        """Start `command` in the background and return its shell id (`sandbox` as in `run`)."""
         ...
 
     async def read_background(self, shell_id: str) -> BackgroundOutput:
@@ -79,17 +105,27 @@ class VirtualShell(Protocol):
 
 
 __all__ = [
+    "CREDENTIAL_PATHS",
     "MIN_SECRET_LENGTH",
     "PROVIDER_KEYS",
     "BackgroundOutput",
     "BackgroundStatus",
+    "Boundary",
+    "DomainGate",
     "LocalShell",
+    "NetworkGate",
+    "NetworkVerdict",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxPaths",
+    "SandboxProbe",
     "SecretPairs",
     "ShellResult",
     "UnknownShellError",
     "VirtualShell",
     "cap_text",
     "cut_notice",
+    "domain_matches",
     "has_terminal",
     "is_secret",
     "is_secret_name",
@@ -97,6 +133,7 @@ __all__ = [
     "kill_process_group",
     "merge_secrets",
     "model_env",
+    "probe_sandbox",
     "redact",
     "secret_values",
     "spawn_process",

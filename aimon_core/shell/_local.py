@@ -12,7 +12,10 @@ import signal
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from aimon_core.shell._sandbox import Sandbox
 
 from aimon_core.shell._secrets import model_env
 
@@ -200,6 +203,7 @@ async def spawn_process(
     env: Mapping[str, str],
     stdin: int = asyncio.subprocess.DEVNULL,
     new_session: bool | None = None,
+    pass_fds: Collection[int] = (),
 ) -> asyncio.subprocess.Process:
     """Start `argv` as the leader of a new process group, with piped stdout and stderr.
 
@@ -226,6 +230,7 @@ async def spawn_process(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=new_session,
         process_group=None if new_session else 0,
+        pass_fds=tuple(pass_fds),
     ))
     try:
         transport, protocol = await asyncio.shield(creating)
@@ -316,16 +321,19 @@ class LocalShell:
         kill_grace: float = 1.0,
         env: Mapping[str, str] | None = None,
         passthrough: Collection[str] = (),
+        sandbox: Sandbox | None = None,
     ) -> None:
         """`env` adds variables to every command's environment (settings' `env`).
 
         Commands inherit aimon's environment; credentials, from either, stay out (see
-        `model_env`) unless `passthrough` names them (never provider keys).
+        `model_env`) unless `passthrough` names them (never provider keys). With a `sandbox`,
+        `run` and `start_background` run commands inside it.
         """
         self.output_limit = output_limit
         self.kill_grace = kill_grace
         self.env = dict(env or {})
         self.passthrough = frozenset(passthrough)
+        self.sandbox = sandbox
         self._jobs: dict[str, _Job] = {}
         self._ids = itertools.count(1)
 
@@ -337,9 +345,13 @@ class LocalShell:
         return child
 
     async def _spawn(
-        self, command: str, cwd: Path, env: Mapping[str, str] | None
+        self, command: str, cwd: Path, env: Mapping[str, str] | None, sandbox: bool = True
     ) -> asyncio.subprocess.Process:
-        return await spawn_process("/bin/bash", "-c", command, cwd=cwd, env=self._child_env(env))
+        argv, child_env = ("/bin/bash", "-c", command), self._child_env(env)
+        if self.sandbox is not None and self.sandbox.config.runs_inside(command,
+                                                                         leave=not sandbox):
+            return await self.sandbox.spawn(argv, cwd=cwd, env=child_env, label=command)
+        return await spawn_process(*argv, cwd=cwd, env=child_env)
 
     async def run(
         self,
@@ -349,13 +361,15 @@ class LocalShell:
         timeout: float,  # noqa: ASYNC109 - the seam takes a duration, not a deadline
         env: Mapping[str, str] | None = None,
         output_limit: int | None = None,
+        sandbox: bool = True,
     ) -> ShellResult:
         """Run `command` with bash in `cwd`; kill its process group on timeout or cancel.
 
         `env` adds variables to the inherited environment. Children the command leaves
-        running that still hold its output pipes are stopped once bash exits.
+        running that still hold its output pipes are stopped once bash exits. `sandbox=False`
+        asks to run outside the sandbox (honoured if its settings allow that).
         """
-        proc = await self._spawn(command, cwd, env)
+        proc = await self._spawn(command, cwd, env, sandbox)
         return await self._finish(proc, timeout, output_limit or self.output_limit)
 
     async def exec(
@@ -405,16 +419,25 @@ class LocalShell:
                 await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
         except asyncio.CancelledError:
             await kill_process_group(proc, self.kill_grace)
+            await self._settled(proc)
             raise
         finally:
             for reader in readers:
                 reader.cancel()
             _close_transport(proc)
-        return _shell_result(proc.returncode, out, err, timed_out=timed_out, stragglers=stragglers)
+        await self._settled(proc)
+        result = _shell_result(proc.returncode, out, err, timed_out=timed_out,
+                               stragglers=stragglers)
+        return result if self.sandbox is None else self.sandbox.explain(proc, result)
 
-    async def start_background(self, command: str, *, cwd: Path) -> str:
-        """Start `command` in the background and return its shell id."""
-        proc = await self._spawn(command, cwd, None)
+    async def _settled(self, proc: asyncio.subprocess.Process) -> None:
+        """Wait until a sandboxed command has left nothing running (its pid namespace)."""
+        if self.sandbox is not None:
+            await self.sandbox.settled(proc)
+
+    async def start_background(self, command: str, *, cwd: Path, sandbox: bool = True) -> str:
+        """Start `command` in the background and return its shell id (`sandbox` as in `run`)."""
+        proc = await self._spawn(command, cwd, None, sandbox)
         job = _Job(shell_id=f"bash_{next(self._ids)}", command=command, proc=proc)
         job.task = asyncio.create_task(self._follow(job), name=f"aimon {job.shell_id}")
         self._jobs[job.shell_id] = job
@@ -459,6 +482,7 @@ class LocalShell:
 
     async def _stop(self, job: _Job) -> None:
         await kill_process_group(job.proc, self.kill_grace)
+        await self._settled(job.proc)
         if job.task is not None:
             done, _ = await asyncio.wait({job.task}, timeout=_DRAIN_SECONDS)
             if not done:
@@ -466,8 +490,10 @@ class LocalShell:
                 await asyncio.wait({job.task})
 
     async def close(self) -> None:
-        """Stop every background job that is still running."""
+        """Stop every background job that is still running (and the sandbox, if any)."""
         for job in list(self._jobs.values()):
             if job.status == "running":
                 job.killed = True
                 await self._stop(job)
+        if self.sandbox is not None:
+            await self.sandbox.close()
