@@ -10,6 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from aimon_core.config._sandbox import SandboxLayer, merge_sandbox
 from aimon_core.config._settings import (
     CompactionConfig,
     HookMatcherConfig,
@@ -250,6 +251,7 @@ class _Merged:
     hooks: dict[str, list[HookMatcherConfig]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
+    sandbox: list[SandboxLayer] = field(default_factory=list)
 
     def add(self, layer: SettingsLayer, values: LayerValues) -> None:
         for name, key in _SCALARS:
@@ -270,6 +272,10 @@ class _Merged:
         for name, server in values.mcp_servers:
             self.mcp_servers[name] = server
             self.origin[key_path("mcpServers", name)] = layer
+        if values.sandbox is not None:
+            self.sandbox.append(values.sandbox)
+            if values.sandbox.enabled is not None:
+                self.origin["sandbox.enabled"] = layer
 
     def _extend(
         self, merged: list[Any], items: tuple[Any, ...], key: str, layer: SettingsLayer
@@ -301,6 +307,7 @@ class _Merged:
                 context_window=self.scalars.get("context_window"),
                 tool_result_limit_tokens=self.scalars.get("tool_result_limit_tokens"),
             ),
+            sandbox=merge_sandbox(self.sandbox, self.root),
         )
 
 

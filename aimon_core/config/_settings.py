@@ -10,6 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from aimon_core.config._sandbox import SandboxSettings
 from aimon_core.permission import PermissionMode as PermissionMode
 from aimon_core.permission import PermissionRules
 
@@ -177,6 +178,7 @@ class Settings:
     # MCP servers by name (`mcpServers` of every layer and the project's `.mcp.json`).
     mcp_servers: Mapping[str, MCPServerConfig] = field(default_factory=_empty_servers)
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
 
     def hooks_json(self) -> dict[str, list[dict[str, Any]]]:
         """Return the hooks in their settings-file shape, for `aimon_core.hook`'s parser."""

@@ -57,6 +57,8 @@ def risky_parts(values: LayerValues) -> dict[str, Any]:
         parts["base_url"] = values.base_url
     if values.mcp_servers:
         parts["mcpServers"] = {name: config.to_json() for name, config in values.mcp_servers}
+    if values.sandbox is not None and (sandbox := values.sandbox.widening()):
+        parts["sandbox"] = sandbox
     return parts
 
 
@@ -106,6 +108,8 @@ def split_risky(values: LayerValues, keep: Callable[[str], bool]
                                     if kept("shellEnvPassthrough", n)),
         mcp_servers=tuple((n, c) for n, c in values.mcp_servers
                           if kept("mcpServers", n, c.to_json())),
+        sandbox=values.sandbox.kept(lambda name, value: kept("sandbox", name, value))
+        if values.sandbox is not None else None,
     )
     return filtered, tuple(seen)
 
@@ -150,6 +154,8 @@ def describe_risks(values: LayerValues) -> list[str]:
     for name, config in values.mcp_servers:
         verb = "starts" if config.transport == "stdio" else "connects to"
         lines.append(f"{verb} the MCP server {name}: {_preview(config.describe())}")
+    if values.sandbox is not None:
+        lines.extend(values.sandbox.describe_widening())
     return lines
 
 

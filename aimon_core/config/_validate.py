@@ -12,6 +12,7 @@ from typing import Any, NoReturn, cast
 from urllib.parse import urlsplit
 
 from aimon_core.config._mcp import MCPServerConfig, check_mcp_servers
+from aimon_core.config._sandbox import SandboxLayer, check_sandbox
 from aimon_core.config._settings import (
     PERMISSION_MODES,
     PROVIDERS,
@@ -27,7 +28,7 @@ from aimon_core.permission import RuleError, parse_rule
 
 TOP_KEYS = (
     "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
-    "shellEnvPassthrough", "mcpServers", "compaction",
+    "shellEnvPassthrough", "mcpServers", "compaction", "sandbox",
 )
 COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
 # A window or limit below this cannot hold a system prompt and one exchange.
@@ -63,6 +64,7 @@ class LayerValues:
     compaction_threshold: float | None = None
     context_window: int | None = None
     tool_result_limit_tokens: int | None = None
+    sandbox: SandboxLayer | None = None
     # Problems that do not stop loading, e.g. an allow rule naming an unknown tool.
     warnings: tuple[str, ...] = ()
     # Keys aimon does not use (Claude Code's, a later version's), as key paths.
@@ -240,6 +242,7 @@ class _Checker:
             mcp_servers=check_mcp_servers(
                 data["mcpServers"], key="mcpServers", path=self.path, display=self.display,
             ) if "mcpServers" in data else (),
+            sandbox=check_sandbox(self, data["sandbox"]) if "sandbox" in data else None,
             warnings=tuple(self.warnings),
             unused=tuple(self.unused),
             skipped=tuple(self.skipped),
