@@ -385,10 +385,11 @@ def test_a_killed_background_job_leaves_nothing_running(tmp_path: Path) -> None:
     async def run() -> None:
         shell = sandboxed_shell(world)
         try:
+            up = _fifo(world)
             job = await shell.start_background(
-                f"setsid {marks[0]} > /dev/null 2>&1 & touch {world.project}/up; {marks[1]}",
+                f"setsid {marks[0]} > /dev/null 2>&1 & echo up > {up}; {marks[1]}",
                 cwd=world.project)
-            await _until(lambda: (world.project / "up").exists())
+            await _said(up)
             await shell.kill_background(job)
         finally:
             await shell.close()
@@ -406,10 +407,11 @@ def test_a_background_job_is_sandboxed_too(tmp_path: Path) -> None:
     async def run() -> str:
         shell = sandboxed_shell(world)
         try:
+            up = _fifo(world)
             job = await shell.start_background(
                 f"echo pwned > {world.outside}/bg; echo pwned > {world.project}/.git/hooks/bg; "
-                f"touch {world.project}/bg-done", cwd=world.project)
-            await _until(lambda: (world.project / "bg-done").exists())
+                f"echo up > {up}", cwd=world.project)
+            await _said(up)
             return (await shell.kill_background(job)).stderr
         finally:
             await shell.close()
@@ -427,10 +429,11 @@ def test_a_cancelled_command_leaves_nothing_running(tmp_path: Path) -> None:
     async def run() -> None:
         shell = sandboxed_shell(world)
         try:
+            up = _fifo(world)
             task = asyncio.create_task(shell.run(
-                f"setsid {marks[0]} > /dev/null 2>&1 & touch {world.project}/up; {marks[1]}",
+                f"setsid {marks[0]} > /dev/null 2>&1 & echo up > {up}; {marks[1]}",
                 cwd=world.project, timeout=60))
-            await _until(lambda: (world.project / "up").exists())
+            await _said(up)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
@@ -444,11 +447,28 @@ def test_a_cancelled_command_leaves_nothing_running(tmp_path: Path) -> None:
         _kill(marks)
 
 
-async def _until(condition: Callable[[], bool], seconds: float = 20.0) -> None:
-    """Wait until `condition()` holds (a file a command makes), at most `seconds`."""
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.01)
+async def _said(fifo: Path, seconds: float = 20.0) -> None:
+    """Wait until a command writes a line into `fifo` (made here), at most `seconds`."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    loop = asyncio.get_running_loop()
+    heard: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if os.read(fd, 64) and not heard.done():
+            heard.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await asyncio.wait_for(heard, seconds)
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+def _fifo(world: World) -> Path:
+    path = world.project / "up"
+    os.mkfifo(path)
+    return path
 
 
 # ---------------------------------------------------------------------------- the network
