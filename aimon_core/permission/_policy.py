@@ -7,7 +7,9 @@ The chain, first match wins:
    then a file tool writing a protected file (``.git/``, a bare git directory, ``.aimon/``,
    ``.claude/``, ``.mcp.json``, shell rc files, see ``_guard``) → ASK, whatever the allow
    rules, approvals and acceptEdits say (Bash writes there ask in the matcher);
-3. ask rules → ASK, even for calls the user approved before;
+3. ask rules → ASK, even for calls the user approved before; then the OS sandbox
+   (``_sandboxed``): a call asking to leave it → ASK, a command that runs in it → ALLOW
+   when ``autoAllowBashIfSandboxed`` is on;
 4. remembered approvals, this turn → this session → this agent → ALLOW;
 5. allow rules and read-only defaults (read-only tools and shell commands) → ALLOW;
 6. acceptEdits mode: a file edit inside the project or an additional directory (after
@@ -46,6 +48,7 @@ from aimon_core.permission._guard import protected_reason
 from aimon_core.permission._matcher import is_read_only_command
 from aimon_core.permission._modes import PermissionMode, check_bypass_allowed
 from aimon_core.permission._rules import Decision, PermissionRules, Rule, RuleError, Verdict
+from aimon_core.permission._sandboxed import SandboxedBash, sandbox_decision
 from aimon_core.tools import CommandSubject, PathSubject, Tool, ToolContext, call_label
 
 log = logging.getLogger(__name__)
@@ -97,6 +100,8 @@ class PermissionPolicy:
         self.extra_dirs = tuple(Path(d) for d in extra_dirs)
         # Where an agent-scope approval applies, as the user is told ("agent default in ~/x").
         self.agent_scope = agent_scope
+        # The OS sandbox, when it is on and can run (`_sandboxed`); set by the runtime.
+        self.sandbox: SandboxedBash | None = None
 
     @property
     def mode(self) -> PermissionMode:
@@ -167,6 +172,10 @@ class PermissionPolicy:
             return protected
         if base.verdict is Verdict.ASK and base.rule is not None:
             return base
+        sandboxed = sandbox_decision(self.sandbox, tool, tool_input, self.rules,
+                                     project_root=self.project_root, cwd=cwd)
+        if sandboxed is not None:
+            return sandboxed
         remembered = self._remembered(tool, tool_input, cwd, turn)
         if remembered is not None:
             return remembered

@@ -31,7 +31,11 @@ other long-running processes. Processes that a foreground command leaves running
 still attached to its output are stopped when the command ends.
 - Prefer the dedicated tools: Read (not cat/head/tail), Grep (not grep/rg), Glob (not \
 find/ls to search), Edit and Write (not sed/awk/echo >).
-- description: a short summary of what the command does (5-10 words), shown to the user."""
+- description: a short summary of what the command does (5-10 words), shown to the user.
+- When the OS sandbox is on, commands run inside it: they may write only in the project and \
+$TMPDIR, and reach the network only through a proxy for allowed domains. If a command fails \
+because of the sandbox (its result says so), you may run it again with \
+dangerouslyDisableSandbox: true; the user is always asked first."""
 
 BASH_SCHEMA = {
     "type": "object",
@@ -51,6 +55,11 @@ BASH_SCHEMA = {
         "run_in_background": {
             "type": "boolean",
             "description": "Start the command in the background; read it with BashOutput.",
+        },
+        "dangerouslyDisableSandbox": {
+            "type": "boolean",
+            "description": "Run outside the OS sandbox (asks the user); only after a failure "
+            "the sandbox caused.",
         },
     },
     "required": ["command"],
@@ -90,9 +99,10 @@ async def run_bash(inp: ToolInput, ctx: ToolContext) -> ToolResult:
     command = inp.string("command")
     timeout_ms = min(max(inp.integer("timeout") or DEFAULT_TIMEOUT_MS, 1), MAX_TIMEOUT_MS)
     description = inp.opt_string("description") or ""
+    inside = not inp.boolean("dangerouslyDisableSandbox")
     try:
         if inp.boolean("run_in_background"):
-            shell_id = await ctx.shell.start_background(command, cwd=ctx.cwd)
+            shell_id = await ctx.shell.start_background(command, cwd=ctx.cwd, sandbox=inside)
             return ToolResult.ok(
                 f"Started background shell {shell_id!r}. Read its output with BashOutput "
                 f"(bash_id={shell_id!r}); stop it with KillShell (shell_id={shell_id!r}).",
@@ -100,7 +110,8 @@ async def run_bash(inp: ToolInput, ctx: ToolContext) -> ToolResult:
                 command=command,
                 description=description,
             )
-        result = await ctx.shell.run(command, cwd=ctx.cwd, timeout=timeout_ms / 1000)
+        result = await ctx.shell.run(command, cwd=ctx.cwd, timeout=timeout_ms / 1000,
+                                     sandbox=inside)
     except OSError as exc:
         return ToolResult.error(f"Could not start bash in {str(ctx.cwd)!r}: {exc.strerror or exc}")
     text, failed = format_shell_result(result, timeout_ms)
