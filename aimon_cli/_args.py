@@ -67,6 +67,7 @@ class RootArgs:
     disallowed_tools: tuple[str, ...] = ()
     max_iterations: int | None = None
     permission_mode: str | None = None
+    sandbox: bool = False
     version: bool = False
 
 
@@ -124,6 +125,8 @@ ROOT_OPTIONS: tuple[RootOption, ...] = (
                help="default, acceptEdits (edits in the project allowed), plan (read-only) or "
                "bypassPermissions (everything but deny rules; refused as root unless "
                "AIMON_SANDBOX=1)"),
+    RootOption(dest="sandbox", flags=("--sandbox",), takes=Takes.NOTHING,
+               help="run the model's shell commands in the OS sandbox (bubblewrap) for this run"),
     RootOption(dest="version", flags=("-v", "--version"), takes=Takes.NOTHING,
                help="print the version"),
 )

@@ -112,6 +112,7 @@ def _root(args: RootArgs, early: EarlyPrompt | None) -> int:
             allowed=tuple(_split_rules(list(args.allowed_tools))),
             disallowed=tuple(_split_rules(list(args.disallowed_tools))),
             permission_mode=args.permission_mode,
+            sandbox=args.sandbox,
         ),
         resume=args.resume,
         pick=args.pick,

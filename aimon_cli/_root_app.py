@@ -44,6 +44,7 @@ def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
         disallowed_tools: Annotated[list[str] | None, _declared("disallowed_tools")] = None,
         max_iterations: Annotated[int | None, _declared("max_iterations")] = None,
         permission_mode: Annotated[str | None, _declared("permission_mode")] = None,
+        sandbox: Annotated[bool, _declared("sandbox")] = False,
         version: Annotated[bool, _declared("version")] = False,
     ) -> None:
         """aimon: a coding agent in your terminal."""
@@ -55,6 +56,6 @@ def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
             provider=provider, base_url=base_url, agent=agent,
             allowed_tools=tuple(allowed_tools or ()),
             disallowed_tools=tuple(disallowed_tools or ()), max_iterations=max_iterations,
-            permission_mode=permission_mode, version=version))
+            permission_mode=permission_mode, sandbox=sandbox, version=version))
 
     return app

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from aimon_core.live import LiveSession
     from aimon_core.mcp import MCPServers
     from aimon_core.permission import PermissionPolicy
+    from aimon_core.runtime._sandbox import SandboxSetup
     from aimon_core.session import SessionStore
     from aimon_core.shell import SecretPairs
     from aimon_core.tools import ToolContext
@@ -52,6 +53,8 @@ class AgentAssembly:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # Every tool name the runtime's providers may give: what its rules must name.
     tool_names: frozenset[str] = frozenset()
+    # The OS sandbox of the shell commands, as the settings set it up (None: not built here).
+    sandbox: SandboxSetup | None = None
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 
@@ -77,6 +80,7 @@ class AgentAssembly:
         """Return a ToolContext on the local file system and shell, in the project."""
         from aimon_core.filesystem import LocalFileSystem
         from aimon_core.permission import read_filter
+        from aimon_core.runtime._sandbox import shell_sandbox
         from aimon_core.shell import LocalShell
         from aimon_core.tools import ToolContext, ToolState
 
@@ -85,7 +89,8 @@ class AgentAssembly:
         return ToolContext(
             project_root=root, cwd=root, fs=LocalFileSystem(root),
             shell=LocalShell(env=self.settings.settings.env if env is None else env,
-                             passthrough=self.settings.settings.shell_env_passthrough),
+                             passthrough=self.settings.settings.shell_env_passthrough,
+                             sandbox=shell_sandbox(self.sandbox, policy)),
             state=ToolState(), agent_name=self.runtime.agent.name, secrets=self.secrets,
             # Grep and Glob skip what Read deny rules cover; reloaded rules apply at once.
             path_filter=read_filter(lambda: policy.rules, root),
@@ -109,6 +114,7 @@ class AgentAssembly:
         """
         from aimon_core.compact import compaction_settings
         from aimon_core.live import LiveSession, LiveSessionOptions
+        from aimon_core.runtime._sandbox import bind_session
 
         store = store if store is not None else await asyncio.to_thread(default_store)
         config = self.settings.settings.compaction
@@ -120,8 +126,10 @@ class AgentAssembly:
             prompt_expanders=(self._attach_mcp_resources,) if self.mcp is not None else (),
             # --model beats a resumed session's /model.
             model=self.runtime.model if self.flags.model else None)
-        return await LiveSession.open(self.runtime, store, self.tool_context(),
+        live = await LiveSession.open(self.runtime, store, self.tool_context(),
                                       session_id=session_id, holder=holder, options=options)
+        bind_session(live)  # the sandbox's network questions go to this session
+        return live
 
     def _commands(self) -> CommandRegistry:
         assert self.commands is not None
@@ -163,6 +171,8 @@ class AgentAssembly:
             notes.append("env changes apply to new sessions (/clear)")
         if new.mcp_servers != old.mcp_servers:
             notes.append("MCP server changes take effect when aimon starts again")
+        if new.sandbox != old.sandbox:
+            notes.append("sandbox changes take effect when aimon starts again")
         return notes
 
     def start_background(self, notify: Callable[[str], None] | None = None,

@@ -83,6 +83,9 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
                                  agent_scope=f"agent {agent.name} in {root}")
     notices.extend(notes)
+    from aimon_core.runtime._sandbox import sandbox_setup
+
+    sandbox = sandbox_setup(settings.settings.sandbox, policy, notices)
     hooks = build_hooks(settings, root)
     # The one list of the runtime's tools: every name its providers may give, and the
     # caller's own tools; rules and tool lists are checked against it.
@@ -122,6 +125,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              hooks=hooks, settings=settings, notices=notices,
                              commands=_commands(extensions, notices, root, readable),
                              mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
+                             sandbox=sandbox,
                              # Background subagents end with the runtime.
                              closers=[extensions.tasks.close])
     return assembly

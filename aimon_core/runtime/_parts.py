@@ -29,10 +29,13 @@ class RuntimeFlags:
     allowed: tuple[str, ...] = ()
     disallowed: tuple[str, ...] = ()
     permission_mode: str | None = None
+    # --sandbox: the OS sandbox on for this run (`sandbox.enabled` in the flags layer).
+    sandbox: bool = False
 
     def settings_layer(self) -> dict[str, Any]:
         """Return the model flags in the shape of a settings file (None: not given)."""
-        return {"model": self.model, "provider": self.provider, "base_url": self.base_url}
+        return {"model": self.model, "provider": self.provider, "base_url": self.base_url,
+                "sandbox": {"enabled": True} if self.sandbox else None}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
