@@ -18,6 +18,7 @@ from aimon_core.command._registry import (
     CommandRegistry,
     SlashCommand,
 )
+from aimon_core.command._sandbox import sandbox_commands
 
 if TYPE_CHECKING:
     from aimon_core.agent import ExecutionBudget
@@ -413,6 +414,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
         SlashCommand(name="compact", description="Summarise the conversation to free context",
                      run=_compact, usage="/compact [what the summary should focus on]"),
         *permission_commands(),
+        *sandbox_commands(),
         *checkpoint_commands(),
         SlashCommand(name="mcp", description="Show the MCP servers: state, transport, tools",
                      run=_mcp, usage="/mcp [reconnect NAME]"),

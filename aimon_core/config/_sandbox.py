@@ -269,3 +269,4 @@ def merge_sandbox(layers: Iterable[SandboxLayer], root: Path) -> SandboxSettings
     for _, name in _FILESYSTEM_LISTS:
         values[name] = tuple(dict.fromkeys(resolve_path(t, root) for t in lists.get(name, ())))
     return SandboxSettings(**values)
+

@@ -29,8 +29,9 @@ from aimon_core.permission._rules import Decision, PermissionRules, Rule, Verdic
 from aimon_core.tools import CommandSubject, Tool
 
 if TYPE_CHECKING:
+    from aimon_core.config._sandbox import SandboxSettings
     from aimon_core.permission._policy import PermissionPolicy
-    from aimon_core.shell import NetworkVerdict, SandboxConfig
+    from aimon_core.shell import NetworkVerdict, SandboxConfig, SandboxPaths
 
 LEAVE_PARAM = "dangerouslyDisableSandbox"
 _DOMAIN_PREFIX = "domain:"
@@ -190,3 +191,25 @@ class NetworkQuestions:
                 remembered = ""
         turn.emit(ApprovalResolved(request_id=request.id, answer=answer, remembered=remembered))
         return answer.allowed
+
+
+def sandbox_paths(settings: SandboxSettings, project_root: Path,
+                  extra_dirs: tuple[Path, ...]) -> SandboxPaths:
+    """Return the folders the sandbox is built from: the project, added folders, the settings.
+
+    aimon's own config and data folders are unreadable inside (user settings may hold `env`
+    secrets; the data folder holds every project's sessions), unless the project is in one.
+    """
+    from aimon_core.session import user_config_dir, user_data_dir
+    from aimon_core.shell import SandboxPaths
+
+    own = tuple(p for p in (user_config_dir(), user_data_dir())
+                if not project_root.is_relative_to(p))
+    try:
+        home: Path | None = Path.home()
+    except RuntimeError:
+        home = None
+    return SandboxPaths(project=project_root, extra_dirs=extra_dirs,
+                        allow_write=settings.allow_write, deny_write=settings.deny_write,
+                        deny_read=(*settings.deny_read, *own), allow_read=settings.allow_read,
+                        home=home)

@@ -13,7 +13,6 @@ policy and the shells never disagree about whether a command is contained.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,10 +44,9 @@ def sandbox_setup(settings: SandboxSettings, policy: PermissionPolicy, notices: 
     """
     if not settings.enabled:
         return SandboxSetup(settings=settings)
-    from aimon_core.permission._sandboxed import SandboxedBash, excluded_matcher
+    from aimon_core.permission._sandboxed import SandboxedBash, excluded_matcher, sandbox_paths
     from aimon_core.runtime._parts import RuntimeSetupError
-    from aimon_core.session import user_config_dir, user_data_dir
-    from aimon_core.shell import SandboxConfig, SandboxPaths, probe_sandbox
+    from aimon_core.shell import SandboxConfig, probe_sandbox
 
     probe = probe or probe_sandbox()
     if not probe.available:
@@ -59,25 +57,12 @@ def sandbox_setup(settings: SandboxSettings, policy: PermissionPolicy, notices: 
         notices.append(f"The sandbox is on but cannot run here: {problem}. Commands run "
                        "without it; the permission rules apply as they are.")
         return SandboxSetup(settings=settings, probe=probe)
-    # aimon's own folders (user settings may hold `env` secrets; other projects' sessions).
-    own = tuple(p for p in (user_config_dir(), user_data_dir())
-                if not policy.project_root.is_relative_to(p))
-    paths = SandboxPaths(project=policy.project_root, extra_dirs=policy.extra_dirs,
-                         allow_write=settings.allow_write, deny_write=settings.deny_write,
-                         deny_read=(*settings.deny_read, *own), allow_read=settings.allow_read,
-                         home=_home())
+    paths = sandbox_paths(settings, policy.project_root, policy.extra_dirs)
     config = SandboxConfig(paths=paths, excluded=excluded_matcher(settings.excluded_commands),
                            allow_unsandboxed=settings.allow_unsandboxed,
                            unix_sockets=settings.allow_all_unix_sockets)
     policy.sandbox = SandboxedBash(config=config, auto_allow=settings.auto_allow)
     return SandboxSetup(settings=settings, probe=probe, config=config)
-
-
-def _home() -> Path | None:
-    try:
-        return Path.home()
-    except RuntimeError:
-        return None
 
 
 def shell_sandbox(setup: SandboxSetup | None, policy: PermissionPolicy) -> Sandbox | None:

@@ -37,7 +37,12 @@ from aimon_core.shell._secrets import (
 )
 
 if TYPE_CHECKING:
-    from aimon_core.shell._boundary import CREDENTIAL_PATHS, Boundary, SandboxPaths
+    from aimon_core.shell._boundary import (
+        CREDENTIAL_PATHS,
+        Boundary,
+        SandboxPaths,
+        resolve_boundary,
+    )
     from aimon_core.shell._proxy import DomainGate, NetworkVerdict, domain_matches
     from aimon_core.shell._sandbox import (
         NetworkGate,
@@ -49,6 +54,7 @@ if TYPE_CHECKING:
 
 __getattr__ = lazy_getattr(__name__, {
     "CREDENTIAL_PATHS": "_boundary", "Boundary": "_boundary", "SandboxPaths": "_boundary",
+    "resolve_boundary": "_boundary",
     "DomainGate": "_proxy", "NetworkVerdict": "_proxy", "domain_matches": "_proxy",
     "NetworkGate": "_sandbox", "Sandbox": "_sandbox", "SandboxConfig": "_sandbox",
     "SandboxProbe": "_sandbox", "probe_sandbox": "_sandbox",
@@ -135,6 +141,7 @@ __all__ = [
     "model_env",
     "probe_sandbox",
     "redact",
+    "resolve_boundary",
     "secret_values",
     "spawn_process",
     "wait_exit",

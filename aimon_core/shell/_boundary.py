@@ -90,7 +90,7 @@ def _within(path: Path, roots: Iterable[Path]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
-def resolve(paths: SandboxPaths, temp: Path, ours: Collection[Path] = ()) -> Boundary:
+def resolve_boundary(paths: SandboxPaths, temp: Path, ours: Collection[Path] = ()) -> Boundary:
     """Resolve `paths` against the file system as it is now (call it for each command).
 
     `ours` are placeholders a running command holds: they count as missing, not as files.

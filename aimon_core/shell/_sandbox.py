@@ -39,7 +39,7 @@ from aimon_core.shell._boundary import (
     Placeholders,
     SandboxPaths,
     mount_args,
-    resolve,
+    resolve_boundary,
 )
 from aimon_core.shell._netns import NetworkNamespaceError, SessionNetwork, open_network
 from aimon_core.shell._proxy import NetworkProxy, NetworkVerdict
@@ -276,7 +276,7 @@ class Sandbox:
     def boundary(self) -> Boundary:
         """Return the boundary a command started now would get."""
         temp = self._temp or Path(self._temp_root or tempfile.gettempdir()) / "aimon-sandbox-…"
-        return resolve(self.config.paths, temp, self._placeholders.ours())
+        return resolve_boundary(self.config.paths, temp, self._placeholders.ours())
 
     async def _start(self) -> None:
         async with self._start_lock:
@@ -303,7 +303,7 @@ class Sandbox:
 
         await self._start()
         assert self._temp is not None
-        boundary = resolve(self.config.paths, self._temp, self._placeholders.ours())
+        boundary = resolve_boundary(self.config.paths, self._temp, self._placeholders.ours())
         held = self._placeholders.hold(boundary)
         tag = f"cmd{next(self._tags)}"
         info_read, info_write = os.pipe()
