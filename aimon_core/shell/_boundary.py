@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -135,17 +136,26 @@ class _Found:
 
     def keep(self, path: Path, is_dir: bool) -> None:
         """Keep `path` read-only if it exists (a link: its target), else hold its place."""
-        if path.is_symlink():
+        mode = _lstat_mode(path)
+        if mode is not None and stat.S_ISLNK(mode):
             # A mount follows the link: its target is kept, but the link itself sits in a
             # writable folder and could be replaced. Say so.
             self.skipped.append(f"{path} is a symbolic link: its target stays read-only, the "
                                 "link can still be replaced")
             if (target := _real(path)).exists():
                 self.read_only.append(target)
-        elif path.exists() and path not in self.ours:
+        elif mode is not None and path not in self.ours:
             self.read_only.append(path)
         else:
             (self.held_dirs if is_dir else self.held_files).append(path)
+
+
+def _lstat_mode(path: Path) -> int | None:
+    """Return the mode of `path` itself (not a link's target), or None if there is none."""
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return None
 
 
 def _protect(root: Path, found: _Found, writable: list[Path]) -> None:
@@ -155,14 +165,15 @@ def _protect(root: Path, found: _Found, writable: list[Path]) -> None:
     for name in PROTECTED_FILES:
         found.keep(root / name, False)
     git = root / ".git"
-    if git.is_dir() and not git.is_symlink():
+    mode = _lstat_mode(git)
+    if mode is not None and stat.S_ISDIR(mode):
         writable.append(git)  # bound onto itself: a mount point cannot be renamed away
         for name in _GIT_DIRS:
             found.keep(git / name, True)
         for name in _GIT_FILES:
             found.keep(git / name, False)
         return
-    for gitdir in _linked_git_dirs(git):
+    for gitdir in _linked_git_dirs(git) if mode is not None else ():
         for name in (*_GIT_DIRS, *_GIT_FILES):
             if (target := _real(gitdir / name)).exists() and _within(target, writable):
                 found.read_only.append(target)
@@ -190,11 +201,13 @@ def _linked_git_dirs(git: Path) -> list[Path]:
 
 def _unreadable(paths: SandboxPaths) -> list[Path]:
     """Return the existing credential paths and denyRead entries, resolved."""
-    named = [paths.home / name for name in CREDENTIAL_PATHS] if paths.home else []
+    home = str(paths.home) if paths.home else ""
+    named = [f"{home}/{name}" for name in CREDENTIAL_PATHS] if home else []
     found: list[Path] = []
-    for path in (*named, *paths.deny_read):
-        if path.exists():
-            found.append(_real(path))
+    for text in (*named, *map(str, paths.deny_read)):
+        # One stat each (most do not exist); a path that does is resolved through its links.
+        if os.path.exists(text):  # noqa: PTH110 - called ~40 times per command
+            found.append(_real(Path(text)))
     return found
 
 
@@ -242,34 +255,47 @@ class Placeholders:
 
     bubblewrap creates an empty file or folder on the host as the mount point of each held
     path. Removing one while another command's sandbox still uses it would undo that
-    sandbox's mount, so they are counted and removed when the last user ends, and only if
-    they are still the empty file or folder bubblewrap made. Used from the event loop only.
+    sandbox's mount, so they are counted; one no command uses is idle, and `sweep` removes
+    the idle ones (if still the empty file or folder bubblewrap made). The sandbox sweeps a
+    moment after a command ends, so a burst of commands makes and removes each once. Used
+    from the event loop only.
     """
 
     def __init__(self) -> None:
         self._users: Counter[Path] = Counter()
+        self._idle: set[Path] = set()
 
     def ours(self) -> frozenset[Path]:
-        """Return the placeholders in use (pass them to `resolve`)."""
-        return frozenset(self._users)
+        """Return the placeholders there are (pass them to `resolve_boundary`)."""
+        return frozenset((*self._users, *self._idle))
 
     def hold(self, boundary: Boundary) -> tuple[Path, ...]:
         """Count a command's placeholders in; return them (pass them to `release`).
 
-        Call it right after `resolve`, with no `await` between: a placeholder removed in
-        between is made again by bubblewrap, but one removed after its mount would undo it.
+        Call it right after `resolve_boundary`, with no `await` between: a placeholder removed
+        in between is made again by bubblewrap, but one removed after its mount would undo it.
         """
         held = (*boundary.held_dirs, *boundary.held_files)
         self._users.update(held)
+        self._idle.difference_update(held)
         return held
 
-    def release(self, held: Iterable[Path]) -> None:
-        """Count a command's placeholders out; remove those no command uses any more."""
+    def release(self, held: Iterable[Path]) -> bool:
+        """Count a command's placeholders out; return whether some became idle."""
+        idle = False
         for path in held:
             self._users[path] -= 1
             if self._users[path] <= 0:
                 del self._users[path]
-                _remove_empty(path)
+                self._idle.add(path)
+                idle = True
+        return idle
+
+    def sweep(self) -> None:
+        """Remove the idle placeholders."""
+        for path in sorted(self._idle, reverse=True):
+            _remove_empty(path)
+        self._idle.clear()
 
 
 def _remove_empty(path: Path) -> None:

@@ -60,9 +60,14 @@ _SIGNS = ("Read-only file system", "Operation not permitted", "Network is unreac
 _NO_PROXY = "localhost,127.0.0.1,::1"
 # How long a finished command may take to empty its pid namespace before the shell goes on.
 _SETTLE_SECONDS = 5.0
+# How long placeholders stay after the last command that used them (the next one reuses them).
+_LINGER_SECONDS = 1.0
+# No --new-session: it costs a scheduler autogroup per command (5-10 ms on a busy machine),
+# and the command has no terminal to reach anyway (its /dev is its own; stdin is /dev/null;
+# with a terminal, spawn_process already starts it in a session of its own).
 _NAMESPACES = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                "--unshare-cgroup-try", "--disable-userns", "--die-with-parent",
-               "--new-session", "--cap-drop", "ALL")
+               "--cap-drop", "ALL")
 _INSTALL = {"debian": "sudo apt-get install {}", "ubuntu": "sudo apt-get install {}",
             "fedora": "sudo dnf install {}", "rhel": "sudo dnf install {}",
             "arch": "sudo pacman -S {}", "suse": "sudo zypper install {}",
@@ -258,6 +263,7 @@ class Sandbox:
         self._proxy: NetworkProxy | None = None
         self._start_lock = asyncio.Lock()
         self._placeholders = Placeholders()
+        self._sweeper: asyncio.TimerHandle | None = None
         self._runs: dict[int, _Run] = {}
         self._tags = itertools.count(1)
         self._reapers: set[asyncio.Task[None]] = set()
@@ -372,7 +378,9 @@ class Sandbox:
                 await _pid_gone(init)
         finally:
             os.close(info)
-            self._placeholders.release(run.held)
+            if self._placeholders.release(run.held):
+                self._sweeper = asyncio.get_running_loop().call_later(
+                    _LINGER_SECONDS, self._placeholders.sweep)
             if not run.gone.done():
                 run.gone.set_result(None)
 
@@ -433,6 +441,9 @@ class Sandbox:
             self._network.close()
         if self._reapers:
             await asyncio.wait(self._reapers, timeout=1.0)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        self._placeholders.sweep()
         if self._temp is not None:
             await asyncio.to_thread(shutil.rmtree, self._temp, True)
         self._proxy = self._network = self._temp = None

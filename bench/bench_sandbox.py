@@ -1,0 +1,94 @@
+"""Benchmark what the OS sandbox adds to a command's start: the same command, sandboxed or not.
+
+Run:  .venv/bin/python bench/bench_sandbox.py [--runs N] [--command CMD]
+
+Each pair runs `CMD` (default `true`: nothing but the start and the end) once through a plain
+`LocalShell` and once through a `LocalShell` with a `Sandbox` (nsenter, bubblewrap, the
+boundary resolved for the command, the seccomp filter, waiting until its pid namespace is
+empty), alternately, in one warm process, with the child watcher the `aimon` command
+installs. The project is this checkout (a git repository: `.git` is pinned, its config and
+hooks read-only, `.claude/` and `.mcp.json` held). Prints the median of each, the median of
+the per-pair differences (the target: at most 5 ms), the first sandboxed command of a session
+(the network namespace and the proxy start then), and the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from pathlib import Path
+
+from aimon_core.shell import LocalShell, Sandbox, SandboxConfig, SandboxPaths, probe_sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _sandboxed() -> LocalShell:
+    probe = probe_sandbox()
+    if not probe.available:
+        raise SystemExit(f"the sandbox cannot run here: {probe.describe()}")
+    config = SandboxConfig(paths=SandboxPaths(project=ROOT, home=Path.home()))
+    return LocalShell(sandbox=Sandbox(config, probe))
+
+
+async def first_command(command: str) -> float:
+    """Time the first sandboxed command of a new shell (its session's network starts)."""
+    shell = _sandboxed()
+    try:
+        started = time.perf_counter()
+        result = await shell.run(command, cwd=ROOT, timeout=30)
+        assert result.exit_code == 0, result
+        return time.perf_counter() - started
+    finally:
+        await shell.close()
+
+
+async def pairs(command: str, runs: int) -> tuple[list[float], list[float]]:
+    """Time `command` plain and sandboxed, alternately; return both lists of seconds."""
+    plain, boxed = LocalShell(), _sandboxed()
+    try:
+        for shell in (plain, boxed):  # warm: imports, the page cache, the network namespace
+            await shell.run(command, cwd=ROOT, timeout=30)
+        plains: list[float] = []
+        boxes: list[float] = []
+        for _ in range(runs):
+            for shell, into in ((plain, plains), (boxed, boxes)):
+                started = time.perf_counter()
+                result = await shell.run(command, cwd=ROOT, timeout=30)
+                into.append(time.perf_counter() - started)
+                assert result.exit_code == 0, result
+        return plains, boxes
+    finally:
+        await boxed.close()
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--command", default="true")
+    args = parser.parse_args()
+    from aimon_cli._children import use_pidfd
+
+    use_pidfd()  # as the `aimon` command does (Python 3.11: a pidfd per child, no thread)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    first = asyncio.run(first_command(args.command))
+    plains, boxes = asyncio.run(pairs(args.command, args.runs))
+    added = [b - p for p, b in zip(plains, boxes, strict=True)]
+    print(f"command: {args.command!r}, {args.runs} pairs")
+    print(f"plain LocalShell:     median {_ms(statistics.median(plains))}")
+    print(f"sandboxed LocalShell: median {_ms(statistics.median(boxes))}")
+    print(f"added per command:    median of pairs {_ms(statistics.median(added))}"
+          f" (p90 {_ms(statistics.quantiles(added, n=10)[-1])})")
+    print(f"first sandboxed command of a session: {_ms(first)}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
