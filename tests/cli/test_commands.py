@@ -123,7 +123,8 @@ def test_system_commands_win_and_custom_ones_cannot_shadow_them() -> None:
     assert exit_command is not None and exit_command.name == "exit"
     assert {"help", "commands", "version", "status", "clear", "compact", "budget", "sessions",
             "resume", "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
-            "revoke", "trust", "mcp", "undo", "rewind", "diff", "model"} == set(registry.names())
+            "revoke", "trust", "sandbox", "mcp", "undo", "rewind", "diff",
+            "model"} == set(registry.names())
     registry.register(command("review", origin="project"))
     assert [c.origin for c in registry.custom()] == ["project"]
     assert registry.unregister("review") and registry.get("review") is None
