@@ -127,6 +127,7 @@ class NetworkQuestions:
         self.denied = denied
         self.turn: Turn | None = None
         self._asking: dict[tuple[str, int], asyncio.Future[bool | None]] = {}
+        self._waiting: dict[tuple[str, int], int] = {}
         self._refused: set[tuple[str, str, int]] = set()
 
     def _allow_rules(self) -> list[str]:
@@ -146,12 +147,7 @@ class NetworkQuestions:
             return NetworkVerdict(allowed=True)
         if (command, host, port) in self._refused:
             return NetworkVerdict(allowed=False, reason="the user refused it")
-        pending = self._asking.get((host, port))
-        if pending is None:
-            pending = asyncio.ensure_future(self._question(host, port, command))
-            self._asking[(host, port)] = pending
-            pending.add_done_callback(lambda _: self._asking.pop((host, port), None))
-        answer = await asyncio.shield(pending)
+        answer = await self._answer(host, port, command)
         if answer:
             return NetworkVerdict(allowed=True)
         self._refused.add((command, host, port))
@@ -161,6 +157,23 @@ class NetworkQuestions:
                 f"it with sandbox.network.allowedDomains or --allowed-tools "
                 f"\"WebFetch(domain:{host})\""))
         return NetworkVerdict(allowed=False, reason="the user refused it")
+
+    async def _answer(self, host: str, port: int, command: str) -> bool | None:
+        """Wait for the one question about host:port; the last waiter to go withdraws it."""
+        key = (host, port)
+        pending = self._asking.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(self._question(host, port, command))
+            self._asking[key] = pending
+            pending.add_done_callback(lambda _: self._asking.pop(key, None))
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        try:
+            return await asyncio.shield(pending)
+        finally:
+            self._waiting[key] -= 1
+            if not self._waiting[key]:
+                del self._waiting[key]
+                pending.cancel()  # nobody waits any more (their commands ended): withdraw it
 
     async def _question(self, host: str, port: int, command: str) -> bool | None:
         """Ask the session; None when nobody can answer."""

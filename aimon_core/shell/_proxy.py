@@ -83,11 +83,17 @@ class NetworkProxy:
         self.on_refused = on_refused
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._by_tag: dict[str, set[asyncio.Task[None]]] = {}
 
     async def serve(self, listener: socket.socket) -> None:
         """Start accepting on `listener` (already bound and listening)."""
         self._server = await asyncio.start_server(self._accepted, sock=listener,
                                                   limit=_HEAD_LIMIT)
+
+    def drop(self, tag: str) -> None:
+        """End the connections of the command `tag` (it has ended; a question it raised goes)."""
+        for task in self._by_tag.pop(tag, set()):
+            task.cancel()
 
     async def close(self) -> None:
         """Stop accepting and end every connection in progress."""
@@ -109,6 +115,8 @@ class NetworkProxy:
             pass  # the client went away or sent nonsense: nothing to answer
         finally:
             self._tasks.discard(task)
+            for tasks in self._by_tag.values():
+                tasks.discard(task)
             writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -119,6 +127,8 @@ class NetworkProxy:
         except (_BadRequestError, TimeoutError, asyncio.LimitOverrunError) as exc:
             await _answer(writer, 400, f"aimon sandbox proxy: bad request ({exc})")
             return
+        if request.tag is not None and (task := asyncio.current_task()) is not None:
+            self._by_tag.setdefault(request.tag, set()).add(task)
         verdict = await self.gate(request.host, request.port, request.tag)
         if not verdict.allowed:
             self.on_refused(request.tag, request.host, request.port, verdict.reason)

@@ -378,6 +378,8 @@ class Sandbox:
                 await _pid_gone(init)
         finally:
             os.close(info)
+            if self._proxy is not None:
+                self._proxy.drop(run.tag)
             if self._placeholders.release(run.held):
                 self._sweeper = asyncio.get_running_loop().call_later(
                     _LINGER_SECONDS, self._placeholders.sweep)

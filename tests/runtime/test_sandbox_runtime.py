@@ -7,6 +7,7 @@ What needs bubblewrap is skipped, with the reason, where it cannot run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from aimon_core.agent import (
     ApprovalRequested,
     ApprovalResolved,
     ApprovalScope,
+    ApprovalWithdrawn,
     parse_agent,
 )
 from aimon_core.config import TrustStore, load_settings
@@ -238,3 +240,35 @@ def test_a_reload_that_changes_the_sandbox_says_it_applies_at_the_next_start(
     notes = assembly.apply_settings(loaded, on_error=lambda exc: None)
     assert "sandbox changes take effect when aimon starts again" in notes
     assert assembly.policy.sandbox is None
+
+
+@needs_bwrap
+def test_a_network_question_goes_away_with_its_interrupted_command(tmp_path: Path) -> None:
+    """Ctrl-C while a command waits for a network answer: its question is withdrawn."""
+    root, _ = project(tmp_path)
+    seen: list[LiveSessionEvent] = []
+
+    async def main() -> None:
+        client = script(bash(FETCH.format(port=9, path="x")), reply("ok"))
+        assembly = assemble(root, client)
+        live = await assembly.open_session(memory_store())
+
+        def subscriber(event: LiveSessionEvent) -> None:
+            seen.append(event)
+            if isinstance(event, ApprovalRequested):
+                live.interrupt()  # Ctrl-C instead of an answer
+
+        live.subscribe(subscriber, answers=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await live.submit("go")
+        withdrawn = asyncio.Event()
+        live.subscribe(lambda e: withdrawn.set() if isinstance(e, ApprovalWithdrawn) else None)
+        if not any(isinstance(e, ApprovalWithdrawn) for e in seen):
+            await asyncio.wait_for(withdrawn.wait(), 10)
+        await live.close()
+        await assembly.aclose()
+
+    asyncio.run(main())
+    [asked] = [e.request for e in seen if isinstance(e, ApprovalRequested)]
+    assert asked.tool_name == "WebFetch"
+    assert any(isinstance(e, ApprovalWithdrawn) and e.request_id == asked.id for e in seen)
