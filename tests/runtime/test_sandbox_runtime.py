@@ -68,26 +68,30 @@ def bash(command: str, **extra: Any) -> Any:
     return reply("", ("Bash", {"command": command, **extra}))
 
 
-def run(root: Path, client: ScriptedLLMClient, answer: ApprovalAnswer | None = None
-        ) -> list[LiveSessionEvent]:
+async def _turn(root: Path, client: ScriptedLLMClient, answer: ApprovalAnswer | None,
+                seen: list[LiveSessionEvent]) -> None:
     """Run one turn; `answer` answers every question (None: nobody answers, as print mode)."""
-    seen: list[LiveSessionEvent] = []
+    assembly = assemble(root, client)
+    live = await assembly.open_session(memory_store())
 
-    async def main() -> None:
-        assembly = assemble(root, client)
-        live = await assembly.open_session(memory_store())
+    def subscriber(event: LiveSessionEvent) -> None:
+        seen.append(event)
+        if isinstance(event, ApprovalRequested) and answer is not None:
+            live.answer(event.request.id, answer)
 
-        def subscriber(event: LiveSessionEvent) -> None:
-            seen.append(event)
-            if isinstance(event, ApprovalRequested) and answer is not None:
-                live.answer(event.request.id, answer)
-
-        live.subscribe(subscriber, answers=answer is not None)
+    live.subscribe(subscriber, answers=answer is not None)
+    try:
         await live.submit("go")
+    finally:
         await live.close()
         await assembly.aclose()
 
-    asyncio.run(main())
+
+def run(root: Path, client: ScriptedLLMClient, answer: ApprovalAnswer | None = None
+        ) -> list[LiveSessionEvent]:
+    """Run one turn (see `_turn`); return its events."""
+    seen: list[LiveSessionEvent] = []
+    asyncio.run(_turn(root, client, answer, seen))
     return seen
 
 
@@ -172,20 +176,9 @@ def network_turn(root: Path, answer: ApprovalAnswer | None
         port = server.sockets[0].getsockname()[1]
         client = script(bash(FETCH.format(port=port, path="one")),
                         bash(FETCH.format(port=port, path="two")), reply("ok"))
-        assembly = assemble(root, client)
-        live = await assembly.open_session(memory_store())
-
-        def subscriber(event: LiveSessionEvent) -> None:
-            seen.append(event)
-            if isinstance(event, ApprovalRequested) and answer is not None:
-                live.answer(event.request.id, answer)
-
-        live.subscribe(subscriber, answers=answer is not None)
         try:
-            await live.submit("go")
+            await _turn(root, client, answer, seen)
         finally:
-            await live.close()
-            await assembly.aclose()
             server.close()
         return client
 

@@ -378,24 +378,28 @@ def test_no_process_outlives_its_command(how: str, tmp_path: Path) -> None:
         _kill((f"sleep {mark}",))
 
 
-def test_a_killed_background_job_leaves_nothing_running(tmp_path: Path) -> None:
-    world = make_world(tmp_path)
-    marks = ("sleep 987611", "sleep 987612")
-
-    async def run() -> None:
+def _background(world: World, command: str) -> str:
+    """Run `command` as a background job until it writes to the FIFO `{UP}`, then kill it;
+    return its stderr."""
+    async def run() -> str:
         shell = sandboxed_shell(world)
         try:
             up = _fifo(world)
-            job = await shell.start_background(
-                f"setsid {marks[0]} > /dev/null 2>&1 & echo up > {up}; {marks[1]}",
-                cwd=world.project)
+            job = await shell.start_background(command.replace("{UP}", str(up)),
+                                               cwd=world.project)
             await _said(up)
-            await shell.kill_background(job)
+            return (await shell.kill_background(job)).stderr
         finally:
             await shell.close()
 
+    return asyncio.run(run())
+
+
+def test_a_killed_background_job_leaves_nothing_running(tmp_path: Path) -> None:
+    marks = ("sleep 987611", "sleep 987612")
     try:
-        asyncio.run(run())
+        _background(make_world(tmp_path),
+                    f"setsid {marks[0]} > /dev/null 2>&1 & echo up > {{UP}}; {marks[1]}")
         assert survivors(marks) == []
     finally:
         _kill(marks)
@@ -403,20 +407,8 @@ def test_a_killed_background_job_leaves_nothing_running(tmp_path: Path) -> None:
 
 def test_a_background_job_is_sandboxed_too(tmp_path: Path) -> None:
     world = make_world(tmp_path)
-
-    async def run() -> str:
-        shell = sandboxed_shell(world)
-        try:
-            up = _fifo(world)
-            job = await shell.start_background(
-                f"echo pwned > {world.outside}/bg; echo pwned > {world.project}/.git/hooks/bg; "
-                f"echo up > {up}", cwd=world.project)
-            await _said(up)
-            return (await shell.kill_background(job)).stderr
-        finally:
-            await shell.close()
-
-    stderr = asyncio.run(run())
+    stderr = _background(world, f"echo pwned > {world.outside}/bg; "
+                                f"echo pwned > {world.project}/.git/hooks/bg; echo up > {{UP}}")
     assert not (world.outside / "bg").exists(), stderr
     assert not (world.project / ".git" / "hooks" / "bg").exists(), stderr
 
