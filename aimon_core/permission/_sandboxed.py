@@ -210,8 +210,9 @@ def sandbox_paths(settings: SandboxSettings, project_root: Path,
                   extra_dirs: tuple[Path, ...]) -> SandboxPaths:
     """Return the folders the sandbox is built from: the project, added folders, the settings.
 
-    aimon's own config and data folders are unreadable inside (user settings may hold `env`
-    secrets; the data folder holds every project's sessions), unless the project is in one.
+    aimon's own settings folder (its `env` may hold secrets) and data folder (every project's
+    sessions) are unreadable inside, unless the project is in one; so is Claude Code's user
+    folder, `~/.claude` (`CREDENTIAL_PATHS`).
     """
     from aimon_core.session import user_config_dir, user_data_dir
     from aimon_core.shell import SandboxPaths

@@ -24,16 +24,18 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-# Home-relative paths that hold credentials: unreadable in the sandbox when they exist.
+# Home-relative paths that hold credentials (shell histories often do too): unreadable in the
+# sandbox when they exist.
 CREDENTIAL_PATHS: tuple[str, ...] = (
-    ".ssh", ".aws", ".netrc", ".config/gh", ".claude/.credentials.json", ".config/gcloud",
+    # ~/.claude: Claude Code's credentials, and its user settings (whose `env` aimon reads).
+    ".ssh", ".aws", ".netrc", ".config/gh", ".claude", ".config/gcloud",
     ".azure", ".kube", ".docker/config.json", ".gnupg", ".git-credentials",
     ".config/git/credentials", ".npmrc", ".pypirc", ".gem/credentials",
     ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
     ".config/hub", ".vault-token", ".pgpass", ".my.cnf", ".password-store",
     ".local/share/keyrings", ".codex/auth.json", ".gemini/oauth_creds.json",
     ".config/anthropic", ".config/openai", ".mozilla", ".config/google-chrome",
-    ".config/chromium",
+    ".config/chromium", ".bash_history", ".zsh_history", ".psql_history", ".mysql_history",
 )
 # Inside the project and each added folder: files that run code or widen aimon later.
 PROTECTED_FILES: tuple[str, ...] = (".mcp.json",)
