@@ -84,9 +84,12 @@ async def open_network(bwrap: str, nsenter: str, port: int = PROXY_PORT) -> Sess
     Raises NetworkNamespaceError if the helper fails or does not answer in time.
     """
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # No --dev: unprivileged, bubblewrap would then run the helper in a second, nested user
+    # namespace, and a process that enters that one has no say over the network namespace
+    # (owned by the first): nsenter fails with EPERM.
     argv = (bwrap, "--unshare-user", "--unshare-net", "--die-with-parent", "--ro-bind", "/",
-            "/", "--dev", "/dev", "--proc", "/proc", "--", sys.executable, "-I", "-S", "-c",
-            _HELPER, str(theirs.fileno()), str(port))
+            "/", "--", sys.executable, "-I", "-S", "-c", _HELPER, str(theirs.fileno()),
+            str(port))
     try:
         helper = await asyncio.create_subprocess_exec(
             *argv, pass_fds=(theirs.fileno(),), stdin=asyncio.subprocess.DEVNULL,
@@ -97,7 +100,7 @@ async def open_network(bwrap: str, nsenter: str, port: int = PROXY_PORT) -> Sess
         raise NetworkNamespaceError(f"cannot start {bwrap}: {exc.strerror or exc}") from None
     theirs.close()
     try:
-        return await asyncio.wait_for(_receive(ours, helper, nsenter), _START_SECONDS)
+        network = await asyncio.wait_for(_receive(ours, helper, nsenter), _START_SECONDS)
     except TimeoutError:
         raise NetworkNamespaceError("the network namespace helper did not answer") from None
     finally:
@@ -106,6 +109,25 @@ async def open_network(bwrap: str, nsenter: str, port: int = PROXY_PORT) -> Sess
             with contextlib.suppress(ProcessLookupError):
                 helper.kill()
         await helper.wait()
+    await _check_entry(network)
+    return network
+
+
+async def _check_entry(network: SessionNetwork) -> None:
+    """Enter the namespace once, as each command will; raise NetworkNamespaceError if not."""
+    try:
+        trial = await asyncio.create_subprocess_exec(
+            *network.enter_argv(), "true", pass_fds=network.fds,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE)
+        _, stderr = await asyncio.wait_for(trial.communicate(), _START_SECONDS)
+    except (OSError, TimeoutError) as exc:
+        network.close()
+        raise NetworkNamespaceError(f"cannot enter the network namespace: {exc}") from None
+    if trial.returncode != 0:
+        network.close()
+        raise NetworkNamespaceError("cannot enter the network namespace: "
+                                    + (stderr.decode(errors="replace").strip() or "no reason"))
 
 
 async def _receive(ours: socket.socket, helper: asyncio.subprocess.Process,

@@ -534,3 +534,64 @@ def test_git_works_in_the_sandbox(tmp_path: Path) -> None:
 
     result = asyncio.run(run())
     assert result.exit_code == 0 and result.stdout.strip() == "1", result
+
+
+def _world_readable(path: Path) -> bool:
+    return all(p.stat().st_mode & 0o005 == 0o005 for p in (path, *path.parents))
+
+
+UNPRIVILEGED = """\
+import asyncio, sys
+from pathlib import Path
+from aimon_core.shell import LocalShell, Sandbox, SandboxConfig, SandboxPaths, probe_sandbox
+async def main():
+    project = Path(sys.argv[1])
+    shell = LocalShell(sandbox=Sandbox(SandboxConfig(paths=SandboxPaths(project=project)),
+                                       probe_sandbox()))
+    result = await shell.run("id -u; touch inside; python3 -c \\"import socket; "
+                             "socket.create_connection(('127.0.0.1', 3128)); print('proxy')\\"",
+                             cwd=project, timeout=30)
+    await shell.close()
+    print(result.stdout, result.stderr, result.exit_code)
+asyncio.run(main())
+"""
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not Path("/usr/bin/setpriv").exists()
+                    or not SYSTEM_PYTHON.exists() or not _world_readable(Path(__file__).parent),
+                    reason="needs root (to become nobody), setpriv, /usr/bin/python3 and a "
+                    "checkout nobody can read")
+def test_it_runs_for_an_unprivileged_user() -> None:
+    """As a user without capabilities: its own user namespaces, the session's network too.
+
+    The system's Python runs it: a virtual environment's may live where nobody may read.
+    """
+    import shutil
+    import tempfile
+
+    import aimon_core
+
+    # Not pytest's tmp_path: its folders are the test user's alone.
+    tmp_path = Path(tempfile.mkdtemp(prefix="aimon-unprivileged-"))
+    try:
+        _as_nobody(tmp_path, Path(aimon_core.__file__).parent.parent, str(SYSTEM_PYTHON))
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _as_nobody(tmp_path: Path, source: Path, python: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    tmp_path.chmod(0o777)
+    project.chmod(0o777)
+    done = subprocess.run(
+        ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python,
+         "-c", UNPRIVILEGED, str(project)], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TMPDIR": str(tmp_path), "HOME": str(tmp_path),
+             "PYTHONPATH": str(source)}, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["65534", "proxy", "0"], done.stdout + done.stderr
+    assert (project / "inside").exists()
