@@ -422,11 +422,14 @@ class Sandbox:
         return replace(result, stderr=result.stderr.rstrip("\n") + "\n" + "\n".join(notes))
 
     def _hint(self) -> str:
-        where = ", ".join(str(p) for p in (*self.boundary().writable, self._temp) if p)
+        paths = self.config.paths
+        where = ", ".join(str(p) for p in (paths.project, *paths.extra_dirs, *paths.allow_write,
+                                           self._temp) if p)
         network = (f"no network at all ({self._network_problem})" if self._network_problem
                    else "the network only through aimon's proxy, for allowed domains")
         text = (f"[aimon sandbox: this command ran in the sandbox: it may write only in {where} "
-                f"($TMPDIR), and reach {network}. ")
+                f"($TMPDIR), not in .git/config, .git/hooks, .aimon, .claude or .mcp.json there, "
+                f"and reach {network}. ")
         if self.config.allow_unsandboxed:
             return text + ("If the sandbox caused this failure, run the command again with "
                            "dangerouslyDisableSandbox: true; the user will be asked.]")
