@@ -44,6 +44,22 @@ channel.recv(1)
 """
 
 
+async def readable(fd: int) -> None:
+    """Wait until `fd` can be read, or has ended (a pipe, a socket, a pidfd)."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+
+
 class NetworkNamespaceError(RuntimeError):
     """The session's network namespace could not be made; the message says why."""
 
@@ -133,19 +149,8 @@ async def _check_entry(network: SessionNetwork) -> None:
 async def _receive(ours: socket.socket, helper: asyncio.subprocess.Process,
                    nsenter: str) -> SessionNetwork:
     """Take the listener from the helper, open its namespaces, then let it exit."""
-    loop = asyncio.get_running_loop()
     ours.setblocking(False)
-    reader: asyncio.Future[None] = loop.create_future()
-
-    def readable() -> None:
-        if not reader.done():
-            reader.set_result(None)
-
-    loop.add_reader(ours.fileno(), readable)
-    try:
-        await reader
-    finally:
-        loop.remove_reader(ours.fileno())
+    await readable(ours.fileno())
     try:
         message, fds, _, _ = socket.recv_fds(ours, _HELLO, 1)
     except OSError as exc:

@@ -8,8 +8,8 @@ Every command a `LocalShell` with a `Sandbox` runs (foreground and background) s
 - its own pid namespace: aimon and every other process of the machine are invisible (no
   `/proc/<aimon>/environ`), and when the command's shell exits, the namespace's init exits and
   the kernel kills whatever the command left behind, double forks and `setsid` included;
-- its own user, IPC and UTS namespaces, no capabilities, no new user namespaces, a new terminal
-  session (no `TIOCSTI` into aimon's terminal), and the seccomp filter of `_seccomp`;
+- its own user, IPC and UTS namespaces, no capabilities, no new user namespaces, its own `/dev`
+  (no terminal of aimon's to reach), and the seccomp filter of `_seccomp`;
 - the session's network namespace (`_netns`): no network but aimon's proxy (`_proxy`), which
   asks the `NetworkGate` before each connection;
 - the environment the shell computed (provider keys already removed), plus `TMPDIR` (the
@@ -41,7 +41,12 @@ from aimon_core.shell._boundary import (
     mount_args,
     resolve_boundary,
 )
-from aimon_core.shell._netns import NetworkNamespaceError, SessionNetwork, open_network
+from aimon_core.shell._netns import (
+    NetworkNamespaceError,
+    SessionNetwork,
+    open_network,
+    readable,
+)
 from aimon_core.shell._proxy import NetworkProxy, NetworkVerdict
 from aimon_core.shell._seccomp import SeccompUnsupportedError, filter_program
 
@@ -84,27 +89,11 @@ def _pipe_with(data: bytes) -> int:
     return read_end
 
 
-async def _readable(fd: int) -> None:
-    """Wait until `fd` can be read (or has ended)."""
-    loop = asyncio.get_running_loop()
-    ready: asyncio.Future[None] = loop.create_future()
-
-    def wake() -> None:
-        if not ready.done():
-            ready.set_result(None)
-
-    loop.add_reader(fd, wake)
-    try:
-        await ready
-    finally:
-        loop.remove_reader(fd)
-
-
 async def _child_pid(info: int) -> int | None:
     """Read bubblewrap's `--info-fd` report (non-blocking `info`); its child's pid, if any."""
     data = b""
     while True:
-        await _readable(info)
+        await readable(info)
         try:
             chunk = os.read(info, 4096)
         except BlockingIOError:
@@ -123,10 +112,10 @@ async def _pid_gone(pid: int) -> None:
     """Wait until process `pid` (not necessarily a child of aimon) has exited."""
     try:
         pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
+    except OSError:  # gone already (or a kernel before 5.3: the pid namespace ends anyway)
         return
     try:
-        await _readable(pidfd)
+        await readable(pidfd)
     finally:
         os.close(pidfd)
 
