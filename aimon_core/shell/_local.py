@@ -350,7 +350,8 @@ class LocalShell:
         argv, child_env = ("/bin/bash", "-c", command), self._child_env(env)
         if self.sandbox is not None and self.sandbox.config.runs_inside(command,
                                                                          leave=not sandbox):
-            return await self.sandbox.spawn(argv, cwd=cwd, env=child_env, label=command)
+            return await self.sandbox.spawn(argv, cwd=cwd, env=child_env, label=command,
+                                            kept_in=not sandbox)
         return await spawn_process(*argv, cwd=cwd, env=child_env)
 
     async def run(

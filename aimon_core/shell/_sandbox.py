@@ -227,6 +227,8 @@ class _Run:
     held: tuple[Path, ...]
     gone: asyncio.Future[None]
     refused: list[str] = field(default_factory=list)
+    # The call asked to run outside, which the settings do not allow: it ran inside.
+    kept_in: bool = False
 
 
 class Sandbox:
@@ -292,8 +294,11 @@ class Sandbox:
             self._network, self._proxy = network, proxy
 
     async def spawn(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-                    label: str = "") -> asyncio.subprocess.Process:
-        """Start `argv` in the sandbox as `spawn_process` would start it (OSError if not)."""
+                    label: str = "", kept_in: bool = False) -> asyncio.subprocess.Process:
+        """Start `argv` in the sandbox as `spawn_process` would start it (OSError if not).
+
+        `kept_in`: the call asked to run outside, and the settings said no (its result says so).
+        """
         from aimon_core.shell._local import spawn_process
 
         await self._start()
@@ -327,7 +332,7 @@ class Sandbox:
                 os.close(fd)
         loop = asyncio.get_running_loop()
         run = _Run(tag=tag, command=label or " ".join(argv), held=held,
-                   gone=loop.create_future())
+                   gone=loop.create_future(), kept_in=kept_in)
         self._runs[proc.pid] = run
         reaper = loop.create_task(self._reap(proc, run, info_read))
         self._reapers.add(reaper)
@@ -399,6 +404,9 @@ class Sandbox:
         if run is None:  # not a sandboxed command
             return result
         notes: list[str] = []
+        if run.kept_in:
+            notes.append("[aimon sandbox: dangerouslyDisableSandbox was not honoured: "
+                         "sandbox.allowUnsandboxedCommands is false, so it ran in the sandbox]")
         if run.refused:
             notes.append("[aimon sandbox: network access refused: " + "; ".join(run.refused)
                          + "]")

@@ -595,3 +595,21 @@ def _as_nobody(tmp_path: Path, source: Path, python: str) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["65534", "proxy", "0"], done.stdout + done.stderr
     assert (project / "inside").exists()
+
+
+def test_asking_to_leave_when_the_settings_say_no_runs_inside_and_says_so(
+        tmp_path: Path) -> None:
+    world = make_world(tmp_path)
+    config = SandboxConfig(paths=SandboxPaths(project=world.project), allow_unsandboxed=False)
+
+    async def run() -> ShellResult:
+        shell = LocalShell(sandbox=Sandbox(config, PROBE))
+        try:
+            return await shell.run(f"touch {world.outside}/left", cwd=world.project,
+                                   timeout=30, sandbox=False)
+        finally:
+            await shell.close()
+
+    result = asyncio.run(run())
+    assert not (world.outside / "left").exists()
+    assert "dangerouslyDisableSandbox was not honoured" in result.stderr
