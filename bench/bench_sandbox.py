@@ -10,6 +10,10 @@ installs. The project is this checkout (a git repository: `.git` is pinned, its 
 hooks read-only, `.claude/` and `.mcp.json` held). Prints the median of each, the median of
 the per-pair differences (the target: at most 5 ms), the first sandboxed command of a session
 (the network namespace and the proxy start then), and the load average.
+
+`--parts` also splits the cost: `bash -c CMD` against bubblewrap with the sandbox's namespace
+flags, then the boundary's mounts added, then `nsenter` into a network namespace in front, each
+step against the one before, in pairs, with `subprocess.run` (no asyncio around it).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -65,6 +70,54 @@ async def pairs(command: str, runs: int) -> tuple[list[float], list[float]]:
         await boxed.close()
 
 
+def _pair_median(first: list[str], second: list[str], runs: int, fds: tuple[int, ...] = ()
+                 ) -> float:
+    """Return the median over `runs` pairs of (time of `second`) - (time of `first`)."""
+    def once(argv: list[str]) -> float:
+        started = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       pass_fds=fds, check=False)
+        return time.perf_counter() - started
+
+    return statistics.median(once(second) - once(first) for _ in range(runs))
+
+
+def parts(command: str, runs: int) -> list[tuple[str, float]]:
+    """Split what the sandbox adds to `command` into bubblewrap, the mounts and nsenter."""
+    from aimon_core.shell._boundary import mount_args, resolve_boundary
+    from aimon_core.shell._netns import open_network
+    from aimon_core.shell._sandbox import _NAMESPACES
+
+    probe = probe_sandbox()
+    assert probe.bwrap is not None and probe.nsenter is not None
+    shell = ["bash", "-c", command]
+    bwrap = [probe.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             *_NAMESPACES, "--unshare-net"]
+    boundary = resolve_boundary(SandboxPaths(project=ROOT, home=Path.home()), ROOT)
+    empty: list[int] = []
+
+    def data() -> int:
+        read_end, write_end = os.pipe()
+        os.close(write_end)
+        empty.append(read_end)
+        return read_end
+
+    mounted = [*bwrap[:-1], *mount_args(boundary, data)]
+    network = asyncio.run(open_network(probe.bwrap, probe.nsenter, port=3129))
+    try:
+        return [
+            ("bubblewrap (namespaces, /dev, /proc)",
+             _pair_median(shell, [*bwrap, *shell], runs)),
+            ("the boundary's mounts", _pair_median([*bwrap, *shell], [*mounted, *shell], runs,
+                                                   tuple(empty))),
+            ("nsenter into the session's network",
+             _pair_median([*bwrap, *shell], [*network.enter_argv(), *bwrap[:-1], *shell], runs,
+                          network.fds)),
+        ]
+    finally:
+        network.close()
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f} ms"
 
@@ -73,6 +126,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--command", default="true")
+    parser.add_argument("--parts", action="store_true", help="also split the cost by step")
     args = parser.parse_args()
     from aimon_cli._children import use_pidfd
 
@@ -87,6 +141,9 @@ def main() -> None:
     print(f"added per command:    median of pairs {_ms(statistics.median(added))}"
           f" (p90 {_ms(statistics.quantiles(added, n=10)[-1])})")
     print(f"first sandboxed command of a session: {_ms(first)}")
+    if args.parts:
+        for name, added_by in parts(args.command, args.runs):
+            print(f"  of which {name}: {_ms(added_by)}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
