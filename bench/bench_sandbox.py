@@ -6,10 +6,10 @@ Each pair runs `CMD` (default `true`: nothing but the start and the end) once th
 `LocalShell` and once through a `LocalShell` with a `Sandbox` (nsenter, bubblewrap, the
 boundary resolved for the command, the seccomp filter, waiting until its pid namespace is
 empty), alternately, in one warm process, with the child watcher the `aimon` command
-installs. The project is this checkout (a git repository: `.git` is pinned, its config and
-hooks read-only, `.claude/` and `.mcp.json` held). Prints the median of each, the median of
-the per-pair differences (the target: at most 5 ms), the first sandboxed command of a session
-(the network namespace and the proxy start then), and the load average.
+installs. The project is a new git repository in a temporary folder (`.git` is pinned, its
+config and hooks read-only, `.aimon/`, `.claude/` and `.mcp.json` held). Prints the median of
+each, the median of the per-pair differences (the target: at most 5 ms), the first sandboxed
+command of a session (the network namespace and the proxy start then), and the load average.
 
 `--parts` also splits the cost: `bash -c CMD` against bubblewrap with the sandbox's namespace
 flags, then the boundary's mounts added, then `nsenter` into a network namespace in front, each
@@ -21,14 +21,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 from aimon_core.shell import LocalShell, Sandbox, SandboxConfig, SandboxPaths, probe_sandbox
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
 
 
 def _sandboxed() -> LocalShell:
@@ -128,21 +130,30 @@ def main() -> None:
     parser.add_argument("--command", default="true")
     parser.add_argument("--parts", action="store_true", help="also split the cost by step")
     args = parser.parse_args()
+    subprocess.run(["git", "init", "-q", str(ROOT)], check=True)
+    try:
+        run(args.command, args.runs, args.parts)
+    finally:
+        shutil.rmtree(ROOT, ignore_errors=True)
+
+
+def run(command: str, runs: int, split: bool) -> None:
+    """Measure and print (see the module docs)."""
     from aimon_cli._children import use_pidfd
 
     use_pidfd()  # as the `aimon` command does (Python 3.11: a pidfd per child, no thread)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    first = asyncio.run(first_command(args.command))
-    plains, boxes = asyncio.run(pairs(args.command, args.runs))
+    first = asyncio.run(first_command(command))
+    plains, boxes = asyncio.run(pairs(command, runs))
     added = [b - p for p, b in zip(plains, boxes, strict=True)]
-    print(f"command: {args.command!r}, {args.runs} pairs")
+    print(f"command: {command!r}, {runs} pairs")
     print(f"plain LocalShell:     median {_ms(statistics.median(plains))}")
     print(f"sandboxed LocalShell: median {_ms(statistics.median(boxes))}")
     print(f"added per command:    median of pairs {_ms(statistics.median(added))}"
           f" (p90 {_ms(statistics.quantiles(added, n=10)[-1])})")
     print(f"first sandboxed command of a session: {_ms(first)}")
-    if args.parts:
-        for name, added_by in parts(args.command, args.runs):
+    if split:
+        for name, added_by in parts(command, runs):
             print(f"  of which {name}: {_ms(added_by)}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
