@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,21 +54,27 @@ async def first_command(command: str) -> float:
         await shell.close()
 
 
-async def pairs(command: str, runs: int) -> tuple[list[float], list[float]]:
-    """Time `command` plain and sandboxed, alternately; return both lists of seconds."""
+def _cpu() -> float:
+    """Return the CPU seconds of this thread and of every child reaped so far."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.thread_time() + children.ru_utime + children.ru_stime
+
+
+async def pairs(command: str, runs: int) -> dict[str, list[float]]:
+    """Time `command` plain and sandboxed, alternately: wall and CPU seconds of each."""
     plain, boxed = LocalShell(), _sandboxed()
+    times: dict[str, list[float]] = {"plain": [], "boxed": [], "plain cpu": [], "boxed cpu": []}
     try:
         for shell in (plain, boxed):  # warm: imports, the page cache, the network namespace
             await shell.run(command, cwd=ROOT, timeout=30)
-        plains: list[float] = []
-        boxes: list[float] = []
         for _ in range(runs):
-            for shell, into in ((plain, plains), (boxed, boxes)):
-                started = time.perf_counter()
+            for shell, name in ((plain, "plain"), (boxed, "boxed")):
+                started, cpu = time.perf_counter(), _cpu()
                 result = await shell.run(command, cwd=ROOT, timeout=30)
-                into.append(time.perf_counter() - started)
+                times[name].append(time.perf_counter() - started)
+                times[f"{name} cpu"].append(_cpu() - cpu)
                 assert result.exit_code == 0, result
-        return plains, boxes
+        return times
     finally:
         await boxed.close()
 
@@ -144,13 +151,16 @@ def run(command: str, runs: int, split: bool) -> None:
     use_pidfd()  # as the `aimon` command does (Python 3.11: a pidfd per child, no thread)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     first = asyncio.run(first_command(command))
-    plains, boxes = asyncio.run(pairs(command, runs))
-    added = [b - p for p, b in zip(plains, boxes, strict=True)]
-    print(f"command: {command!r}, {runs} pairs")
-    print(f"plain LocalShell:     median {_ms(statistics.median(plains))}")
-    print(f"sandboxed LocalShell: median {_ms(statistics.median(boxes))}")
+    times = asyncio.run(pairs(command, runs))
+    print(f"command: {command!r}, {runs} pairs (wall; CPU: this thread and the children)")
+    for name, label in (("plain", "plain LocalShell:    "), ("boxed", "sandboxed LocalShell:")):
+        print(f"{label} median {_ms(statistics.median(times[name]))}, "
+              f"CPU {_ms(statistics.median(times[name + ' cpu']))}")
+    added = [b - p for p, b in zip(times["plain"], times["boxed"], strict=True)]
+    cpu = [b - p for p, b in zip(times["plain cpu"], times["boxed cpu"], strict=True)]
     print(f"added per command:    median of pairs {_ms(statistics.median(added))}"
-          f" (p90 {_ms(statistics.quantiles(added, n=10)[-1])})")
+          f" (p90 {_ms(statistics.quantiles(added, n=10)[-1])}), CPU "
+          f"{_ms(statistics.median(cpu))}")
     print(f"first sandboxed command of a session: {_ms(first)}")
     if split:
         for name, added_by in parts(command, runs):
