@@ -613,3 +613,27 @@ def test_asking_to_leave_when_the_settings_say_no_runs_inside_and_says_so(
     result = asyncio.run(run())
     assert not (world.outside / "left").exists()
     assert "dangerouslyDisableSandbox was not honoured" in result.stderr
+
+
+def test_a_server_a_background_job_starts_is_reached_from_the_next_command(
+        tmp_path: Path) -> None:
+    """The session's commands share one network namespace: a dev server, then its tests."""
+    world = make_world(tmp_path)
+    (world.project / "index.html").write_text("served\n")
+    client = ("python3 -c \"import time, urllib.request as u\nfor _ in range(100):\n"
+              "    try:\n        print(u.urlopen('http://127.0.0.1:8765/index.html').read()"
+              ".decode()); break\n    except OSError:\n        time.sleep(0.05)\"")
+
+    async def run() -> ShellResult:
+        shell = sandboxed_shell(world)
+        try:
+            job = await shell.start_background(
+                "python3 -m http.server 8765 --bind 127.0.0.1", cwd=world.project)
+            result = await shell.run(client, cwd=world.project, timeout=30)
+            await shell.kill_background(job)
+            return result
+        finally:
+            await shell.close()
+
+    result = asyncio.run(run())
+    assert result.stdout.strip() == "served", result
