@@ -283,6 +283,17 @@ def sandboxed_shell(world: World, allow: tuple[str, ...] = ()) -> LocalShell:
     return LocalShell(sandbox=Sandbox(config, PROBE, gate=gate))
 
 
+def run_once(shell: LocalShell, command: str, cwd: Path, **options: bool) -> ShellResult:
+    """Run one command in `shell`, then close it (its sandbox with it)."""
+    async def run() -> ShellResult:
+        try:
+            return await shell.run(command, cwd=cwd, timeout=30, **options)
+        finally:
+            await shell.close()
+
+    return asyncio.run(run())
+
+
 async def loopback(hits: list[str]) -> asyncio.Server:
     """Start a server on 127.0.0.1 that records the first word each client sends."""
     async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -364,15 +375,8 @@ def test_no_process_outlives_its_command(how: str, tmp_path: Path) -> None:
     world = make_world(tmp_path)
     command, mark = LEFT_RUNNING[how]
 
-    async def run() -> ShellResult:
-        shell = sandboxed_shell(world)
-        try:
-            return await shell.run(command, cwd=world.project, timeout=30)
-        finally:
-            await shell.close()
-
     try:
-        result = asyncio.run(run())
+        result = run_once(sandboxed_shell(world), command, world.project)
         assert survivors((f"sleep {mark}", f"'sleep', '{mark}'")) == [], result
     finally:
         _kill((f"sleep {mark}",))
@@ -488,15 +492,8 @@ def test_an_allowed_domain_is_reached_through_the_proxy(tmp_path: Path) -> None:
 def test_a_refused_connection_is_named_in_the_result(tmp_path: Path) -> None:
     world = make_world(tmp_path)
 
-    async def run() -> ShellResult:
-        shell = sandboxed_shell(world)
-        try:
-            command = world.fill(NETWORK["urllib"], "network-named", 9)
-            return await shell.run(command, cwd=world.project, timeout=30)
-        finally:
-            await shell.close()
-
-    result = asyncio.run(run())
+    result = run_once(sandboxed_shell(world), world.fill(NETWORK["urllib"], "network-named", 9),
+                      world.project)
     assert "network access refused: 127.0.0.1:9 (not allowed in this test)" in result.stderr
     assert "dangerouslyDisableSandbox: true" in result.stderr
 
@@ -505,15 +502,8 @@ def test_without_the_sandbox_the_same_shell_runs_commands_plainly(tmp_path: Path
     """`sandbox=False` (a call that asked to leave it, when the settings allow that)."""
     world = make_world(tmp_path)
 
-    async def run() -> ShellResult:
-        shell = sandboxed_shell(world)
-        try:
-            return await shell.run(f"touch {world.outside}/plain", cwd=world.project,
-                                   timeout=30, sandbox=False)
-        finally:
-            await shell.close()
-
-    result = asyncio.run(run())
+    result = run_once(sandboxed_shell(world), f"touch {world.outside}/plain", world.project,
+                      sandbox=False)
     assert (world.outside / "plain").exists(), result
 
 
@@ -522,17 +512,10 @@ def test_git_works_in_the_sandbox(tmp_path: Path) -> None:
     world = make_world(tmp_path)
     subprocess.run(["git", "init", "-q", str(world.project)], check=True)
 
-    async def run() -> ShellResult:
-        shell = sandboxed_shell(world)
-        try:
-            return await shell.run(
-                "git -c user.name=t -c user.email=t@example.invalid add README && "
-                "git -c user.name=t -c user.email=t@example.invalid commit -qm one && "
-                "git log --oneline | wc -l", cwd=world.project, timeout=30)
-        finally:
-            await shell.close()
-
-    result = asyncio.run(run())
+    result = run_once(sandboxed_shell(world),
+                      "git -c user.name=t -c user.email=t@example.invalid add README && "
+                      "git -c user.name=t -c user.email=t@example.invalid commit -qm one && "
+                      "git log --oneline | wc -l", world.project)
     assert result.exit_code == 0 and result.stdout.strip() == "1", result
 
 
@@ -602,15 +585,8 @@ def test_asking_to_leave_when_the_settings_say_no_runs_inside_and_says_so(
     world = make_world(tmp_path)
     config = SandboxConfig(paths=SandboxPaths(project=world.project), allow_unsandboxed=False)
 
-    async def run() -> ShellResult:
-        shell = LocalShell(sandbox=Sandbox(config, PROBE))
-        try:
-            return await shell.run(f"touch {world.outside}/left", cwd=world.project,
-                                   timeout=30, sandbox=False)
-        finally:
-            await shell.close()
-
-    result = asyncio.run(run())
+    result = run_once(LocalShell(sandbox=Sandbox(config, PROBE)), f"touch {world.outside}/left",
+                      world.project, sandbox=False)
     assert not (world.outside / "left").exists()
     assert "dangerouslyDisableSandbox was not honoured" in result.stderr
 
