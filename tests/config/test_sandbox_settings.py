@@ -180,3 +180,17 @@ def test_a_project_narrowing_the_sandbox_applies_at_once(
     assert loaded.pending_trust is None
     assert loaded.settings.sandbox == load_settings(
         project, trust_store=trust_store, trust_all=True).settings.sandbox
+
+
+def test_trust_is_per_item_a_new_domain_asks_the_rest_stays(
+        project: Path, trust_store: TrustStore, write: Writer) -> None:
+    write("user", {"sandbox": {"enabled": True}})
+    write("project", {"sandbox": {"network": {"allowedDomains": ["a.test"]}}})
+    request = load_settings(project, trust_store=trust_store).pending_trust
+    assert request is not None
+    trust_store.trust(request.folder, request.items)
+    write("project", {"sandbox": {"network": {"allowedDomains": ["a.test", "b.test"]}}})
+    loaded = load_settings(project, trust_store=trust_store)
+    assert loaded.settings.sandbox.allowed_domains == ("a.test",)
+    assert loaded.pending_trust is not None
+    assert loaded.pending_trust.what == ("sandbox: allowed domains: b.test",)
