@@ -24,6 +24,8 @@ from aimon_core.permission._syntax import (
     SimpleCommand,
     decode_ansi_c,
     has_unusual_characters,
+    pattern_shape,
+    stack_tilde,
     unescape,
 )
 
@@ -65,6 +67,9 @@ class _Piece:
     dynamic: bool
     # Source text outside quotes, used to spot brace expansion and globs.
     unquoted: str
+    # A file name pattern, and one whose words may be options (`SimpleCommand.globs`).
+    glob: bool = False
+    option: bool = False
 
 
 def parse_command(command: str) -> ParsedCommand:
@@ -302,12 +307,14 @@ class _Walker:
             elif child.type != "comment":
                 self.flag(COULD_NOT_PARSE)
                 self.scan(child, level + 1)
-        simple = _simple((*words, *trailing, *extra), [], [*redirects, *outer],
-                         source=self.text(node))
+        pieces = (*words, *trailing, *extra)
+        simple = _simple(pieces, [], [*redirects, *outer], source=self.text(node))
         self.commands.append(replace(
             simple,
             assignments=tuple(a.text for a in assignments),
             dynamic=simple.dynamic or any(a.dynamic for a in assignments),
+            globs=frozenset(i for i, p in enumerate(pieces) if p.glob),
+            option_globs=frozenset(i for i, p in enumerate(pieces) if p.option),
         ))
 
     def check_name(self, piece: _Piece, command: Node) -> None:
@@ -333,6 +340,7 @@ class _Walker:
                     target=target.text,
                     fd=self.text(fd) if fd else None,
                     dynamic=target.dynamic,
+                    glob=target.glob,
                     source=self.text(node),
                 ))
             case "herestring_redirect":
@@ -413,18 +421,22 @@ class _Walker:
             return _Piece(text, True, "")
         match node.type:
             case kind if kind in _LITERAL_LEAVES:
-                braces = kind == "word" and bool(_BRACE_EXPANSION.search(text))
-                return _Piece(unescape(text, quoted=False), braces, text)
+                # Brace expansion and `~+`/`~-` are known only when bash runs the command.
+                dynamic = kind == "word" and (
+                    bool(_BRACE_EXPANSION.search(text)) or stack_tilde(text))
+                return _unquoted(unescape(text, quoted=False), dynamic, text)
             case "raw_string":
                 return _Piece(text[1:-1], False, "''")
             case "ansi_c_string":
-                return _Piece(decode_ansi_c(text[2:-1]), False, "''")
+                # Escapes are decoded for deny rules, but bash's reading of them (a NUL ends
+                # the word, `\c`, out-of-range codes) is not proven here: unknown, so it asks.
+                return _Piece(decode_ansi_c(text[2:-1]), "\\" in text, "''")
             case "string":
                 return self.joined(node, level, quoted=True)
             case "concatenation" | "command_name":
                 piece = self.joined(node, level, quoted=False)
                 dynamic = piece.dynamic or bool(_BRACE_EXPANSION.search(piece.unquoted))
-                return _Piece(piece.text, dynamic, piece.unquoted)
+                return _unquoted(piece.text, dynamic, piece.unquoted)
             case "simple_expansion" | "expansion" | "arithmetic_expansion" | "brace_expression":
                 for child in node.children:
                     self.scan(child, level + 1)
@@ -476,6 +488,12 @@ class _Walker:
                 self.commands.append(_simple(extra, [], redirects, source=self.text(child)))
             else:
                 self.statement(child, level + 1)
+
+
+def _unquoted(text: str, dynamic: bool, raw: str) -> _Piece:
+    """Return an unquoted word (or one with unquoted parts), marking a file name pattern."""
+    glob, option = pattern_shape(raw, text)
+    return _Piece(text, dynamic, raw, glob=glob, option=option)
 
 
 def _simple(

@@ -17,6 +17,13 @@ _OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _INPUT_OPS = frozenset({"<", "<<", "<<-", "<<<", ">&-", "<&-"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _FD = re.compile(r"\d+-?|-")
+# Unquoted, unescaped pattern characters: `*`, `?`, a `[...]` class, an extglob `@(...)`.
+_PATTERN = re.compile(r"[*?]|\[.*\]|[+@!]\(")
+_PATTERN_START = re.compile(r"[*?\[]|[+@!]\(")
+_ESCAPED = re.compile(r"\\.", re.DOTALL)
+# A tilde prefix bash takes from the directory stack or $PWD/$OLDPWD: `~+`, `~-`, `~2`, `~-1`.
+_STACK_TILDE = re.compile(r"~([+-]\d*|\d+)(?=/|:|$)")
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _ANSI_C_CODE = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
 
 
@@ -28,18 +35,27 @@ class Redirect:
     target: str
     fd: str | None = None
     dynamic: bool = False
+    glob: bool = False
     # The redirection as written (`2> "out file"`), for messages; not part of its value.
     source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimpleCommand:
-    """One simple command: its words, leading assignments and redirections."""
+    """One simple command: its words, leading assignments and redirections.
+
+    ``globs``: the indices of ``argv`` words bash expands as file name patterns (unquoted
+    ``*``, ``?``, ``[...]``), which may become any number of words; ``option_globs``: those
+    whose words may start with ``-`` (the pattern's first character may match one, or it
+    varies an option's name) and so may be options.
+    """
 
     argv: tuple[str, ...]
     assignments: tuple[str, ...] = ()
     redirects: tuple[Redirect, ...] = ()
     dynamic: bool = False
+    globs: frozenset[int] = frozenset()
+    option_globs: frozenset[int] = frozenset()
     # The command as written, quotes and redirections included, for messages.
     source: str = field(default="", compare=False)
 
@@ -69,6 +85,38 @@ def is_write_redirect(redirect: Redirect) -> bool:
     if redirect.op in _OUTPUT_OPS:
         return redirect.dynamic or redirect.target not in _HARMLESS_TARGETS
     return redirect.op not in _INPUT_OPS
+
+
+def pattern_shape(raw: str, text: str) -> tuple[bool, bool]:
+    """Return whether a word is a file name pattern, and whether its words may be options.
+
+    Args:
+        raw: the word's source outside quotes, quoted parts replaced by ``''``.
+        text: the word after quote removal.
+    """
+    plain = _ESCAPED.sub("__", raw)
+    if not _PATTERN.search(plain):
+        return False, False
+    if _PATTERN_START.match(plain):
+        return True, True
+    if not text.startswith("-"):
+        return True, False
+    # `--name=*.py` keeps its option; a pattern in the name (`--o*`, `-r[f]`) does not.
+    name = plain.partition("=")[0]
+    return True, not text.startswith("--") or bool(_PATTERN.search(name))
+
+
+def stack_tilde(raw: str) -> bool:
+    """Tell whether an unquoted word holds a tilde prefix bash fills from the directory stack.
+
+    ``~+``, ``~-`` and ``~N`` stand for ``$PWD``, ``$OLDPWD`` and ``dirs`` entries, which
+    aimon cannot know; ``~`` and ``~user`` are home folders (``expand_user``). Bash also
+    expands them after ``=`` and ``:`` in a word shaped like an assignment.
+    """
+    starts = [0]
+    if assignment := _ASSIGNMENT_WORD.match(raw):
+        starts = [0, assignment.end()] + [i + 1 for i, c in enumerate(raw) if c == ":"]
+    return any(_STACK_TILDE.match(raw, start) for start in starts)
 
 
 def has_unusual_characters(text: str) -> bool:

@@ -28,9 +28,17 @@ def test_every_operator_splits_commands() -> None:
 
 
 def test_quote_removal() -> None:
-    parsed = parse_command("r''m \"a b\" 'c d' \\e f\\ g \"x\\\"y\" $'\\x41\\n' \"\\q\"")
-    assert argvs(parsed) == [("rm", "a b", "c d", "e", "f g", 'x"y', "A\n", "\\q")]
+    parsed = parse_command("r''m \"a b\" 'c d' \\e f\\ g \"x\\\"y\" $'A' \"\\q\"")
+    assert argvs(parsed) == [("rm", "a b", "c d", "e", "f g", 'x"y', "A", "\\q")]
     assert not parsed.commands[0].dynamic
+
+
+def test_ansi_c_escapes_are_decoded_but_unknown() -> None:
+    # Deny rules see the decoded word; bash's own reading of escapes (a NUL ends the word)
+    # is not proven, so the word counts as an expansion and the command asks.
+    parsed = parse_command("rm $'\\x41\\n' $'a\\0b'")
+    assert argvs(parsed) == [("rm", "A\n", "a\x00b")]
+    assert parsed.commands[0].dynamic
 
 
 def test_assignments_are_split_off() -> None:
@@ -168,3 +176,30 @@ def test_import_is_lazy() -> None:
     )
     root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, cwd=root)
+
+
+@pytest.mark.parametrize(("command", "globs", "options"), [
+    ("ls *", {1}, {1}),
+    ("ls ./* src/*.py", {1, 2}, set()),
+    ("ls '*' \\* \"a\"*", {3}, set()),
+    ("ls [ab].txt ?.txt --include=*.py", {1, 2, 3}, {1, 2}),
+    ("ls -r[f] --o*=x --x=*", {1, 2, 3}, {1, 2}),
+    ("ls -- *", {2}, {2}),
+    ("find . -name '*.py'", set(), set()),
+    ("[ -f * ]", set(), set()),
+])
+def test_file_name_patterns_are_marked(command: str, globs: set[int], options: set[int]) -> None:
+    (simple,) = parse_command(command).commands
+    assert simple.globs == globs
+    assert simple.option_globs == options
+
+
+@pytest.mark.parametrize(("command", "dynamic"), [
+    ("cat ~+/a", True), ("cat ~-", True), ("cat ~2/a", True), ("cat ~-1", True),
+    ("cat x=~-/a", True), ("cat x=a:~+", True), ("cat < ~+/a", True),
+    ("cat ~/a", False), ("cat ~root/a", False), ("cat '~+'", False), ("cat a~+", False),
+    ("cat --x=~-", False),
+])
+def test_tilde_from_the_directory_stack_is_an_expansion(command: str, dynamic: bool) -> None:
+    (simple,) = parse_command(command).commands
+    assert (simple.dynamic or any(r.dynamic for r in simple.redirects)) is dynamic
