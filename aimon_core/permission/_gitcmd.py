@@ -150,7 +150,7 @@ GIT_SUBCOMMANDS: dict[str, OptionSpec] = {
         " --show-scope --null --name-only --type= --bool --int --bool-or-int --path"
         " --expiry-date --default= --includes --no-includes --fixed-value",
         mutating="--add --unset --unset-all --replace-all --rename-section --remove-section"
-                 " -e --edit --comment="),
+                 " -e --edit --comment=", max_operands=2),
 }
 
 

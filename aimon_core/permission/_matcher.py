@@ -21,6 +21,7 @@ from pathlib import Path
 
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._bashpaths import path_problem
+from aimon_core.permission._expansions import glob_hatch, glob_problem
 from aimon_core.permission._guard import PathGuard
 from aimon_core.permission._readonly import (
     assignment_problem,
@@ -117,7 +118,8 @@ def evaluate_command(
     path_rules = [r for r in (*rules.deny, *rules.ask)
                   if r.specifier is not None and (governs(r.tool, "Read") or r.tool in EDIT_TOOLS)]
     hidden = None if _exactly_allowed(parsed, rules, tool) else suspicion(
-        forms, rules, tool, path_rule=path_rules[0] if path_rules else None)
+        forms, rules, tool, path_rule=path_rules[0] if path_rules else None,
+        globs=_glob_words(parsed))
     if hidden is not None:
         return Decision(verdict=Verdict.ASK, reason=hidden)
     guard = PathGuard(rules, root, ask=True)
@@ -155,7 +157,7 @@ def _exactly_allowed(parsed: ParsedCommand, rules: PermissionRules, tool: str) -
     another program that the command might run inside (`Bash(rm:*)`), since what a program
     does inside is the sandbox's to contain. Deny and ask rules that match the command, its
     normal forms or the paths it names still win; nothing may surround it (no construct, no
-    expansion, no assignment, no write redirection).
+    expansion or file name pattern, no assignment, no write redirection).
     """
     if parsed.risky or not parsed.commands:
         return False
@@ -166,8 +168,8 @@ def _exactly_allowed(parsed: ParsedCommand, rules: PermissionRules, tool: str) -
             if isinstance(pattern, ExactPattern):
                 exact.add(pattern.words)
     return all(
-        simple.argv in exact and not simple.dynamic and not simple.assignments
-        and not any(is_write_redirect(r) for r in simple.redirects)
+        simple.argv in exact and not simple.dynamic and not simple.globs
+        and not simple.assignments and not any(is_write_redirect(r) for r in simple.redirects)
         for simple in parsed.commands)
 
 
@@ -242,12 +244,21 @@ def is_read_only_command(command: str, *, cwd: Path | None = None) -> bool:
         forms = command_forms(simple.argv)
         if _blocker(simple, forms) is not None or not _read_only(simple.argv, cwd):
             return False
+        if glob_problem(simple) is not None:
+            return False
     return True
 
 
 def _read_only(argv: tuple[str, ...], cwd: Path | None) -> bool:
     # git is read-only only where its configuration is inert, so it needs the folder.
     return is_read_only_argv(argv, cwd=cwd)
+
+
+def _glob_words(parsed: ParsedCommand) -> tuple[frozenset[str], frozenset[str]]:
+    """Return the words of the command that are file name patterns, and those that may be
+    options, as text (the forms deny rules are matched against are rebuilt from words)."""
+    return (frozenset(c.argv[i] for c in parsed.commands for i in c.globs),
+            frozenset(c.argv[i] for c in parsed.commands for i in c.option_globs))
 
 
 def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: str,
@@ -264,17 +275,21 @@ def _allow(simple: SimpleCommand, forms: Forms, rules: PermissionRules, tool: st
         start = match_argv(command_pattern(rule.specifier, rule=rule.text), simple.argv)
         if start is None:
             continue
-        # Arguments the rule spells out are the user's choice; wildcard ones are not.
+        # Arguments the rule spells out are the user's choice; wildcard ones are not, nor
+        # what a pattern among them may expand to.
         vetoes = [reason for index, reason in escape_hatches(simple.argv, cwd=cwd)
                   if index >= start]
+        vetoes += filter(None, [glob_hatch(simple, start)])
         if not vetoes:
             return _Allowed(rule=rule)
         hatch = hatch or f"{vetoes[0]}; rule {rule.text} does not cover that"
-    if _read_only(simple.argv, cwd):
+    read_only = _read_only(simple.argv, cwd)
+    expanded = glob_problem(simple) if read_only else None
+    if read_only and expanded is None:
         return _Allowed(rule=None)
     part = simple.source or _show(simple.argv)
-    if hatch:
-        return _Blocked(reason=hatch, part=part)
+    if hatch or expanded:
+        return _Blocked(reason=hatch or f"{_written(simple)}: {expanded}", part=part)
     return _Blocked(reason=f"no rule allows {_written(simple)}", part=part, unruled=True)
 
 

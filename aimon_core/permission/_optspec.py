@@ -74,12 +74,26 @@ class OptionSpec:
     max_operands: int | None = None
 
 
+class Role(enum.Enum):
+    """What one argument is to the program: an option, an option's value, an operand, ...."""
+
+    OPTION = "option"
+    VALUE = "value"  # the value of the option before it, a word of its own
+    OPERAND = "operand"  # an operand where options may still follow
+    END = "end"  # the `--` that ends the options
+    LAST = "last"  # an operand after the options ended: never read as an option
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Parsed:
-    """Options (canonical name, value) and operands of an argument list the spec allows."""
+    """Options (canonical name, value) and operands of an argument list the spec allows.
+
+    ``roles`` says what each argument was, in order.
+    """
 
     options: tuple[tuple[str, str | None], ...]
     operands: tuple[str, ...]
+    roles: tuple[Role, ...] = ()
 
     def has(self, *names: str) -> bool:
         """Tell whether any of ``names`` was given."""
@@ -127,17 +141,21 @@ def parse_args(spec: OptionSpec, args: Sequence[str]) -> Parsed | Refused:
     """Parse ``args`` (without the program name) the way the program would, or refuse."""
     found: list[tuple[str, str | None]] = []
     operands: list[str] = []
+    roles: list[Role] = []
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--":
             operands.extend(args[i + 1 :])
+            roles += [Role.END] + [Role.LAST] * (len(args) - i - 1)
             break
         if not arg.startswith("-") or arg == "-":
             if not spec.permute:
                 operands.extend(args[i:])
+                roles += [Role.LAST] * (len(args) - i)
                 break
             operands.append(arg)
+            roles.append(Role.OPERAND)
             i += 1
             continue
         step = _parse_long(spec, args, i) if arg.startswith("--") else _parse_short(spec, args, i)
@@ -145,10 +163,11 @@ def parse_args(spec: OptionSpec, args: Sequence[str]) -> Parsed | Refused:
             return step
         taken, used = step
         found.extend(taken)
+        roles += [Role.OPTION] + [Role.VALUE] * (used - 1)
         i += used
     if spec.max_operands is not None and len(operands) > spec.max_operands:
         return Refused(index=len(args) - 1, reason="takes more operands than a read-only use")
-    return Parsed(options=tuple(found), operands=tuple(operands))
+    return Parsed(options=tuple(found), operands=tuple(operands), roles=tuple(roles))
 
 
 _Step = tuple[list[tuple[str, str | None]], int] | Refused

@@ -54,6 +54,17 @@ _SED_SIMPLE_COMMANDS = frozenset("pPdDqQnN=lgGhHx{}")
 _SED_S_FLAGS = frozenset("gpiImM0123456789")
 _INTEGER = re.compile(r"-?\d+")
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+# Programs whose operands, not only their options, can be escape hatches: a sed script, an
+# awk program, uniq's output file.
+OPERAND_HATCHES = frozenset({"sed", "uniq", *_AWKS})
+
+
+def has_hatches(program: str) -> bool:
+    """Tell whether ``program`` has arguments aimon knows to run programs or write files."""
+    entry = PROGRAMS.get(program)
+    return (program == "git" or program in HATCH_ONLY or program in OPERAND_HATCHES
+            or (entry is not None and bool(entry.spec.dangerous)))
 
 
 def assignment_problem(assignment: str) -> str | None:
@@ -147,7 +158,7 @@ def escape_hatches(argv: tuple[str, ...], *, cwd: Path | None = None) -> tuple[H
             set(argv[1]) & {"I", "F"}
         ):
             hits.append((1, "old-style `tar` options run a program (I or F)"))
-        case "awk" | "gawk" | "mawk" | "nawk":
+        case name if name in _AWKS:
             hits += _awk_hatches(argv)
         case _:
             pass

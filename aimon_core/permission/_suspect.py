@@ -5,15 +5,18 @@ options compared as sets (``_options``). ``suspicion`` says why a command cannot
 stay outside the deny and ask rules that name commands: a form is opaque (a shell reading
 stdin, an alias, an interpreter, a wrapper aimon does not model, a git alias or plumbing),
 an argument is an escape hatch (``sed 'e ...'``, ``git -c ...``), a rule's words appear in
-the command in another order, or a program we do not know gets a denied program's name as
-an operand (``ln -s /bin/rm r``). Only deny and ask matching use this; allow stays literal.
+the command in another order, a file name pattern may expand to a rule's words (``rm *`` next
+to a file named ``-rf``, ``git pu?h``), or a program we do not know gets a denied program's
+name as an operand (``ln -s /bin/rm r``). Only deny and ask matching use this; allow stays
+literal.
 """
 
 from __future__ import annotations
 
 import fnmatch
 
-from aimon_core.permission._options import hits, rule_shape, shape, touches
+from aimon_core.permission._expansions import spelled_by
+from aimon_core.permission._options import Shape, hits, rule_shape, shape, touches
 from aimon_core.permission._readonly import escape_hatches
 from aimon_core.permission._rules import (
     ExactPattern,
@@ -64,13 +67,20 @@ def rule_hits(rule: Rule, forms: list[Forms]) -> bool:
     return False
 
 
+Globs = tuple[frozenset[str], frozenset[str]]
+"""The words that are file name patterns, and those of them that may be options."""
+
+
 def suspicion(forms: list[Forms], rules: PermissionRules, tool: str, *,
-              path_rule: Rule | None = None) -> str | None:
+              path_rule: Rule | None = None,
+              globs: Globs = (frozenset(), frozenset())) -> str | None:
     """Say why the command may do what a deny or ask rule forbids; None if it cannot.
 
     Args:
         path_rule: a ``Read(...)``/``Edit(...)`` deny rule, if any: hidden code may break
             it too.
+        globs: the command's file name patterns (``_matcher``), which may become words a
+            rule names.
     """
     named = [r for r in (*rules.deny, *rules.ask)
              if governs(r.tool, tool) and r.specifier is not None]
@@ -86,10 +96,37 @@ def suspicion(forms: list[Forms], rules: PermissionRules, tool: str, *,
             hatches = [h for h in escape_hatches(argv) if not _unwrapped(argv, h[0])]
             if hatches:
                 return f"{hatches[0][1]}, so aimon cannot tell it stays outside rule {first}"
-            reason = _argv_suspicion(argv, named, programs)
+            reason = _argv_suspicion(argv, named, programs) or _glob_suspicion(argv, named, globs)
             if reason is not None:
                 return reason
     return None
+
+
+def _glob_suspicion(argv: tuple[str, ...], named: list[Rule], globs: Globs) -> str | None:
+    """Say which rule a pattern among ``argv`` may spell out when bash expands it."""
+    patterns, options = globs
+    if not patterns or not argv:
+        return None
+    command = shape(argv)
+    for rule in named:
+        shaped = rule_shape(command_pattern(rule.specifier or "", rule=rule.text))
+        if shaped is None or shaped[0].program != command.program:
+            continue
+        for word in argv[1:]:
+            spelled = _spelled(word, shaped[0], patterns, options)
+            if spelled:
+                return (f"`{word}` may expand to {spelled} (a file can be given that name), "
+                        f"which rule {rule.text} is about")
+    return None
+
+
+def _spelled(word: str, rule: Shape, patterns: frozenset[str], options: frozenset[str]) -> str:
+    if word not in patterns:
+        return ""
+    if word in options and rule.options:
+        return f"`{sorted(rule.options)[0]}`"
+    found = spelled_by(word, rule.positionals)
+    return f"`{found}`" if found else ""
 
 
 def _argv_suspicion(argv: tuple[str, ...], named: list[Rule], programs: set[str]) -> str | None:
