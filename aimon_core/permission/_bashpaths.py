@@ -1,9 +1,10 @@
-"""The paths a Bash command names, checked against path deny rules and protected files.
+"""The paths a Bash command names, checked against path rules, credentials, protected files.
 
 Every operand, option value (``--output=x``, ``of=x``), git ``REV:path``, glob expansion and
 redirection target counts. A command asks when it names a path a ``Read(...)`` deny or ask
-rule covers, reads a directory recursively that holds one (``grep -r``, ``rg``, ``tar``,
-``cp -r``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
+rule covers or a credential file (``_credentials``, with no rule needed), reads a directory
+recursively that holds one (``grep -r``, ``rg``, ``tar``, ``cp -r``; through links for
+``grep -R``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
 protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
 """
 
@@ -15,8 +16,8 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from aimon_core.permission._guard import PathGuard, protected_reason
-from aimon_core.permission._paths import clean, expand_user
+from aimon_core.permission._guard import PathGuard, links_to_credentials, protected_reason
+from aimon_core.permission._spelling import clean, expand_user
 from aimon_core.permission._syntax import SimpleCommand, is_write_redirect
 from aimon_core.permission._unwrap import Forms
 
@@ -29,6 +30,12 @@ _SEARCH_CWD = frozenset({"rg", "ag", "ack"})
 _GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
 _NAMES_ONLY = frozenset({"ls", "find", "tree", "du", "stat", "mkdir", "cd", "pwd"})
 _RECURSIVE_FLAGS = frozenset({"--recursive", "--archive", "--dereference-recursive"})
+# Programs that do not follow links below the folders they are given, unless told to.
+_NO_FOLLOW = frozenset({
+    "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "git", "cp", "tar",
+    "rsync", "bsdtar", "cpio", "pax",
+})
+_FOLLOW_LONGS = ("--follow", "--dereference", "--dereference-recursive", "--copy-links")
 
 ReadOnly = Callable[[tuple[str, ...]], bool]
 
@@ -96,20 +103,21 @@ def _argv_problem(argv: tuple[str, ...], guard: PathGuard, cwd: Path, *,
         return None
     program = argv[0].rsplit("/", 1)[-1]
     recursive = _recursive(program, argv)
+    follow = recursive and _follows(program, argv)
     operands = list(_operands(program, argv))
     for word in operands:
         for path in _expand(word, cwd):
             problem = _read_problem(path, guard, cwd)
             if problem is None and writes:
                 problem = _write_problem(path, guard, cwd)
-            if problem is None and recursive and guard:
-                problem = _inside_problem(path, guard, cwd, writes=writes)
+            if problem is None and recursive:
+                problem = _inside_problem(path, guard, cwd, writes=writes, follow=follow)
             if problem is not None:
                 return problem
     searches_cwd = program in _SEARCH_CWD or (program in _GREPS and recursive)
     # `rg KEY` and `grep -r KEY` search the working directory when no operand is a path.
-    if searches_cwd and guard and not any(_exists(word, cwd) for word in operands):
-        return _inside_problem(".", guard, cwd, writes=False)
+    if searches_cwd and not any(_exists(word, cwd) for word in operands):
+        return _inside_problem(".", guard, cwd, writes=False, follow=follow)
     return None
 
 
@@ -122,9 +130,12 @@ def _exists(word: str, cwd: Path) -> bool:
 
 def _read_problem(path: str, guard: PathGuard, cwd: Path) -> str | None:
     rule = guard.covering(path, cwd=cwd)
-    if rule is None:
-        return None
-    return f"the command names `{path}`, which rule {rule.text} forbids reading"
+    if rule is not None:
+        return f"the command names `{path}`, which rule {rule.text} forbids reading"
+    reason = guard.credentials.reason(path, cwd)
+    if reason is not None:
+        return f"the command names `{path}`, part of {reason}; reading credentials always asks"
+    return None
 
 
 def _write_problem(path: str, guard: PathGuard, cwd: Path) -> str | None:
@@ -139,8 +150,16 @@ def _write_problem(path: str, guard: PathGuard, cwd: Path) -> str | None:
     return f"the command may write `{path}`, which rule {rule.text} forbids"
 
 
-def _inside_problem(path: str, guard: PathGuard, cwd: Path, *, writes: bool) -> str | None:
+def _inside_problem(path: str, guard: PathGuard, cwd: Path, *, writes: bool,
+                    follow: bool) -> str | None:
     if not (Path(cwd) / expand_user(path)).is_dir():
+        return None
+    reason = guard.credentials.below(path, cwd) or (
+        links_to_credentials(path, cwd) if follow else None)
+    if reason is not None:
+        return (f"the command may read everything in `{path}`, which holds {reason}; reading "
+                "credentials always asks")
+    if not guard:
         return None
     for check_writes in (False, True) if writes else (False,):
         rule = guard.contains(path, cwd=cwd, writes=check_writes)
@@ -160,6 +179,25 @@ def _recursive(program: str, argv: tuple[str, ...]) -> bool:
             break
         if arg in _RECURSIVE_FLAGS or (
             arg.startswith("-") and not arg.startswith("--") and set(arg[1:]) & {"r", "R", "a"}
+        ):
+            return True
+    return False
+
+
+def _follows(program: str, argv: tuple[str, ...]) -> bool:
+    """Tell whether a recursive read follows links below the folders it is given."""
+    if program not in _NO_FOLLOW:
+        return True
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        name = arg.partition("=")[0]
+        if arg.startswith("--") and len(name) > 3 and any(
+            option.startswith(name) for option in _FOLLOW_LONGS
+        ):
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and (
+            "L" in arg or (program in _GREPS and "R" in arg) or (program == "tar" and "h" in arg)
         ):
             return True
     return False

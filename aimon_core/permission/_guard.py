@@ -21,15 +21,10 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from aimon_core.permission._paths import (
-    GLOB_CHARS,
-    anchor,
-    clean,
-    compiled,
-    expand_user,
-    with_parents,
-)
+from aimon_core.permission._credentials import Credentials, credential_reason
+from aimon_core.permission._paths import GLOB_CHARS, anchor, compiled
 from aimon_core.permission._rules import EDIT_TOOLS, PermissionRules, Rule, governs
+from aimon_core.permission._spelling import clean, expand_user, with_parents
 
 WALK_LIMIT = 4000
 _SKIP_DIRS = frozenset({"node_modules", ".venv", "__pycache__", ".mypy_cache", ".ruff_cache"})
@@ -106,9 +101,19 @@ class PathGuard:
         """
         return clean(os.path.realpath(self._project_root))
 
+    @functools.cached_property
+    def credentials(self) -> Credentials:
+        """The credential locations as they are now (a guard is made for one decision)."""
+        return Credentials()
+
     def __call__(self, path: Path) -> bool:
-        """Tell whether ``path`` may be read (the ``PathFilter`` tools are given)."""
-        return self.covering(str(path)) is None
+        """Tell whether ``path`` may be read (the ``PathFilter`` tools are given).
+
+        Neither a path a rule covers nor a credential file (``_credentials``) may; the guard
+        of a read filter lives long, so the credential locations are looked at each time.
+        """
+        return self.covering(str(path)) is None and (
+            credential_reason(str(path), Path(self.root)) is None)
 
     def covering(self, path: str, *, cwd: Path | None = None, writes: bool = False) -> Rule | None:
         """Return the rule that forbids reading (or writing) ``path``, if any."""
@@ -164,6 +169,22 @@ class PathGuard:
         if seen >= WALK_LIMIT:
             return rules[0][0]
         return None
+
+def links_to_credentials(directory: str, cwd: Path) -> str | None:
+    """Say which credential store a link below ``directory`` leads to (a bounded walk).
+
+    For reads that follow links (``grep -R``): a walk that hits its bound counts as one.
+    """
+    try:
+        start = clean(os.path.realpath(Path(cwd).absolute() / expand_user(directory)))
+    except (OSError, ValueError):
+        return None
+    seen = 0
+    for path, info in _walk(start):
+        seen += 1
+        if stat.S_ISLNK(info.st_mode) and (reason := credential_reason(path, Path(start))):
+            return reason
+    return "more files than aimon looks through for links" if seen >= WALK_LIMIT else None
 
 
 _Compiled = tuple[tuple[Rule, "_Patterns"], ...]

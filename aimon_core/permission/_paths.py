@@ -26,8 +26,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from aimon_core.permission._credentials import credential_reason
 from aimon_core.permission._rules import (
+    EDIT_TOOLS,
     PATH_TOOLS,
+    READ_TOOLS,
     Decision,
     PermissionRules,
     Rule,
@@ -35,8 +38,11 @@ from aimon_core.permission._rules import (
     describe,
     governs,
 )
+from aimon_core.permission._spelling import clean, expand_user, with_parents
 
 GLOB_CHARS = frozenset("*?[")
+CREDENTIALS = "credential files"
+"""The `Decision.rule` of a call that reads a credential file (no settings rule names it)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,6 +76,12 @@ def evaluate_path(
                 or any(_matches(rule.specifier, t, root, broad=True) for t in broad_targets)
             ):
                 return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    credential = credential_reason(path, Path(cwd or project_root)) if (
+        tool in READ_TOOLS or tool in EDIT_TOOLS) else None
+    if credential is not None:
+        # Like an ask rule: neither allow rules nor remembered approvals answer for it.
+        return Decision(verdict=Verdict.ASK, rule=CREDENTIALS, reason=(
+            f"{real} is part of {credential}; using credential files always asks"))
     for rule in rules.allow:
         if _applies(rule, tool) and (
             rule.specifier is None or _matches(rule.specifier, real, root, broad=False)
@@ -79,27 +91,10 @@ def evaluate_path(
     return Decision(verdict=Verdict.ASK, reason=f"no rule allows {tool} on {real}")
 
 
-def expand_user(path: str) -> str:
-    # Path.expanduser raises for an unknown `~user`; os.path leaves such a path alone.
-    return os.path.expanduser(path)  # noqa: PTH111
-
-
 def _applies(rule: Rule, tool: str) -> bool:
     if not governs(rule.tool, tool):
         return False
     return rule.specifier is None or rule.tool in PATH_TOOLS
-
-
-def clean(path: str) -> str:
-    # POSIX keeps a leading `//`; it means the same directory as `/` on Linux and macOS.
-    return "/" + path.lstrip("/") if path.startswith("//") else path
-
-
-def with_parents(path: str) -> list[str]:
-    out = [path]
-    while (parent := str(Path(out[-1]).parent)) != out[-1]:
-        out.append(parent)
-    return out
 
 
 def _matches(specifier: str, target: str, root: str, *, broad: bool) -> bool:

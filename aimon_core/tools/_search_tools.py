@@ -93,7 +93,8 @@ def _skipped_note(skipped: int) -> str:
     if not skipped:
         return ""
     paths = "path" if skipped == 1 else "paths"
-    return f"\n(Skipped {skipped} {paths} that a permission deny rule forbids reading.)"
+    return (f"\n(Skipped {skipped} {paths} that a permission deny rule forbids reading, or "
+            "that hold credentials.)")
 
 
 def _is_regular(path: Path) -> bool:
@@ -495,7 +496,8 @@ def _check_file(target: Path, allowed: PathFilter | None) -> None:
             "searches regular files and directories."
         )
     if allowed is not None and not allowed(target):
-        raise _SearchError(f"A permission deny rule forbids reading {str(target)!r}.")
+        raise _SearchError(f"A permission deny rule forbids reading {str(target)!r}, or it "
+                           "holds credentials, which searches never read.")
 
 
 GREP_TOOL = Tool(

@@ -30,6 +30,7 @@ from ._attempts import (
     NoSecret,
     Outcome,
     Ran,
+    Refused,
     Workspace,
     bash,
     read,
@@ -111,8 +112,9 @@ def dump(id: str, file: str, *, extra: tuple[str, ...] = ()) -> Attempt:
 
 BASH = (
     dump("bash_env", "bash.env"),
+    # A process's environment is on the credential table: reading it asks (print mode refuses).
     Attempt(id="bash_proc_self", call=bash("cat /proc/self/environ | tr '\\0' '\\n'"),
-            checks=(*secret_checks(), Ran(contains="ctl-keyboard-42"))),
+            checks=(*secret_checks(), Refused(absent="ctl-keyboard-42"))),
     Attempt(id="bash_printenv_names", call=bash("printenv " + " ".join(MARKS) + "; echo end"),
             checks=(*secret_checks(), Ran(contains="end"))),
 )
