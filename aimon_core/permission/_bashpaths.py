@@ -1,10 +1,11 @@
 """The paths a Bash command names, checked against path rules, credentials, protected files.
 
-Every operand, option value (``--output=x``, ``of=x``), git ``REV:path``, glob expansion and
-redirection target counts. A command asks when it names a path a ``Read(...)`` deny or ask
-rule covers or a credential file (``_credentials``, with no rule needed), reads a directory
-recursively that holds one (``grep -r``, ``rg``, ``tar``, ``cp -r``; through links for
-``grep -R``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
+Every operand, option value (``--output=x``, ``of=x``, ``-f.env`` and each tail of a short
+cluster), git ``REV:path``, glob expansion and redirection target counts. A command asks when
+it names a path a ``Read(...)`` deny or ask rule covers or a credential file (``_credentials``,
+with no rule needed), reads a directory recursively that holds one (``grep -r``, ``rg``,
+``tar``, ``cp -r``; through links for ``grep -R``), reads file names from its input
+(``_expansions``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
 protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
 """
 
@@ -16,6 +17,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from aimon_core.permission._expansions import names_from_input
 from aimon_core.permission._guard import PathGuard, links_to_credentials, protected_reason
 from aimon_core.permission._spelling import clean, expand_user
 from aimon_core.permission._syntax import SimpleCommand, is_write_redirect
@@ -89,7 +91,9 @@ def _redirect_problem(simple: SimpleCommand, guard: PathGuard, cwd: Path) -> str
         if is_write_redirect(redirect):
             problem = _write_problem(redirect.target, guard, cwd)
         elif redirect.op in {"<", "<>"}:
-            problem = _read_problem(redirect.target, guard, cwd)
+            # Bash expands a pattern in a redirection too (`< ./.e*` reads `.env`).
+            problem = next(filter(None, (_read_problem(path, guard, cwd)
+                                         for path in _expand(redirect.target, cwd))), None)
         else:
             problem = None
         if problem is not None:
@@ -102,6 +106,9 @@ def _argv_problem(argv: tuple[str, ...], guard: PathGuard, cwd: Path, *,
     if not argv:
         return None
     program = argv[0].rsplit("/", 1)[-1]
+    unseen = names_from_input(argv)
+    if unseen is not None:
+        return unseen
     recursive = _recursive(program, argv)
     follow = recursive and _follows(program, argv)
     operands = list(_operands(program, argv))
@@ -210,8 +217,9 @@ def _operands(program: str, argv: tuple[str, ...]) -> Iterator[str]:
         if arg.startswith("-"):
             if eq and value:
                 yield value
-            elif not arg.startswith("--") and len(arg) > 2 and "/" in arg:
-                yield arg[2:]
+            if not arg.startswith("--"):
+                # An attached value may start after any letter of a cluster (`-nf.env`).
+                yield from (arg[i:] for i in range(2, len(arg)))
             continue
         yield arg
         if eq and value and name.isidentifier():

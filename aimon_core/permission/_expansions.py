@@ -16,7 +16,9 @@ by its place, never by the files there now:
   ``date``) is not read-only with one.
 
 Brace expansion, ``~+``/``~-``, ``$'...'`` with escapes and parameter, arithmetic and command
-substitutions are marked ``dynamic`` by the parser and ask.
+substitutions are marked ``dynamic`` by the parser and ask. File names a program reads from
+stdin or from a file (``xargs``, ``--files0-from``, ``tar -T``) are words the rules never see:
+``names_from_input`` says so.
 """
 
 from __future__ import annotations
@@ -24,10 +26,24 @@ from __future__ import annotations
 import fnmatch
 
 from aimon_core.permission._gitcmd import GIT_SUBCOMMANDS, git_subcommand_index
-from aimon_core.permission._optspec import OptionSpec, Refused, Role, parse_args
-from aimon_core.permission._programs import PROGRAMS
+from aimon_core.permission._optspec import OptionSpec, Refused, Role, parse_args, resolve_long
+from aimon_core.permission._programs import HATCH_ONLY, PROGRAMS
 from aimon_core.permission._readonly import OPERAND_HATCHES, has_hatches
 from aimon_core.permission._syntax import SimpleCommand
+from aimon_core.permission._unwrap import wrapped_command
+
+# Options whose value names a file holding file names, by program ("" for any program).
+_NAME_LISTS = frozenset({
+    "--files0-from", "--files-from", "--pathspec-from-file", "--stdin-paths", "--arg-file",
+})
+_SHORT_NAME_LISTS = {"tar": "T", "file": "f", "zip": "@"}
+# Programs that read file names from stdin whatever their options.
+_STDIN_NAMES = frozenset({"cpio", "xargs"})
+# Commands xargs may run on names it reads that print no file's contents.
+_NAMES_ONLY = frozenset({
+    "echo", "printf", "ls", "stat", "du", "basename", "dirname", "realpath", "readlink", "test",
+    "[", "true", "false", "pwd", "mkdir", "rmdir", "touch", "rm",
+})
 
 
 def glob_problem(simple: SimpleCommand) -> str | None:
@@ -78,6 +94,55 @@ def spelled_by(pattern: str, words: tuple[str, ...]) -> str:
     # Bash takes `[^...]` as `[!...]`; fnmatch would read the `^` literally.
     normal = pattern.replace("[^", "[!")
     return next((w for w in words if fnmatch.fnmatchcase(w, normal)), "")
+
+
+def names_from_input(argv: tuple[str, ...]) -> str | None:
+    """Say which file names ``argv`` reads from stdin or a file, unseen by any rule; or None."""
+    if not argv:
+        return None
+    program = argv[0].rsplit("/", 1)[-1]
+    if program in _STDIN_NAMES:
+        inner = wrapped_command(argv) if program == "xargs" else ()
+        if inner and inner[0].rsplit("/", 1)[-1] in _NAMES_ONLY:
+            return None
+        return _unseen(program, "reads file names from its input")
+    if program == "find" and "-files0-from" in argv:
+        return _unseen(program, "reads the starting points from a file")
+    spec = _spec_of(program, argv)
+    letters = _SHORT_NAME_LISTS.get(program, "")
+    for index, arg in enumerate(argv[1:], 1):
+        if arg == "--":
+            break
+        if arg.startswith("--") and _lists_names(spec, arg.partition("=")[0]):
+            return _unseen(program, f"reads file names from `{arg}`")
+        short = arg.startswith("-") and not arg.startswith("--")
+        old_style = index == 1 and program == "tar"  # `tar cTf list`
+        if (short or old_style) and set(arg.lstrip("-")) & set(letters):
+            return _unseen(program, f"reads file names from the file `{arg}` names")
+    return None
+
+
+def _unseen(program: str, what: str) -> str:
+    return (f"`{program}` {what}, which aimon cannot check against path rules and credential "
+            "files")
+
+
+def _spec_of(program: str, argv: tuple[str, ...]) -> OptionSpec | None:
+    if program == "git":
+        index = git_subcommand_index(argv)
+        return GIT_SUBCOMMANDS.get(argv[index]) if index < len(argv) else None
+    entry = PROGRAMS.get(program)
+    return entry.spec if entry is not None and not entry.words else HATCH_ONLY.get(program)
+
+
+def _lists_names(spec: OptionSpec | None, name: str) -> bool:
+    """Tell whether the long option ``name`` (maybe abbreviated) reads a list of file names."""
+    if len(name) <= 2:
+        return False
+    known = resolve_long(spec, name) if spec is not None else ()
+    # A program aimon has no spec for takes any prefix: every list option it may stand for.
+    candidates = known or tuple(o for o in _NAME_LISTS if o.startswith(name))
+    return any(c in _NAME_LISTS for c in candidates)
 
 
 def _placed(spec: OptionSpec, simple: SimpleCommand, first: int) -> str | None:

@@ -372,6 +372,14 @@ def _script_words(args: tuple[str, ...]) -> list[str]:
             for arg in args if _SCRIPT_WORD.search(arg)][:4]
 
 
+def wrapped_command(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the command a wrapper runs (``xargs -0 cat`` -> ``cat``); ``()`` if none."""
+    if not argv:
+        return ()
+    inner, _ = _unwrap(argv[0].rsplit("/", 1)[-1], argv[1:])
+    return inner[0] if inner else ()
+
+
 def _unwrap(name: str, args: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[str]]:
     """Return the argvs and inline scripts that ``name args`` runs."""
     if name in _PLAIN_WRAPPERS:
