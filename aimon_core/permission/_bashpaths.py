@@ -3,10 +3,10 @@
 Every operand, option value (``--output=x``, ``of=x``, ``-f.env`` and each tail of a short
 cluster), git ``REV:path``, glob expansion and redirection target counts. A command asks when
 it names a path a ``Read(...)`` deny or ask rule covers or a credential file (``_credentials``,
-with no rule needed), reads a directory recursively that holds one (``grep -r``, ``rg``,
-``tar``, ``cp -r``; through links for ``grep -R``), reads file names from its input
-(``_expansions``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
-protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
+with no rule needed), reads a directory recursively that holds one (``grep -r`` in every
+spelling, ``rg``, ``tar``, ``cp -r``; through links for ``grep -R``), reads file names from
+its input (``_expansions``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or
+writes a protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 
 from aimon_core.permission._expansions import names_from_input
 from aimon_core.permission._guard import PathGuard, links_to_credentials, protected_reason
+from aimon_core.permission._optspec import Refused, parse_args
+from aimon_core.permission._programs import PROGRAMS
 from aimon_core.permission._spelling import clean, expand_user
 from aimon_core.permission._syntax import SimpleCommand, is_write_redirect
 from aimon_core.permission._unwrap import Forms
@@ -27,14 +29,22 @@ _GLOB = re.compile(r"[*?[]")
 _GLOB_LIMIT = 200
 _ALWAYS_RECURSIVE = frozenset({
     "rg", "ag", "ack", "tar", "zip", "7z", "rsync", "scp", "git", "bsdtar", "cpio", "pax",
+    "rgrep",
 })
-_SEARCH_CWD = frozenset({"rg", "ag", "ack"})
-_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
+_SEARCH_CWD = frozenset({"rg", "ag", "ack", "rgrep"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep", "rgrep"})
 _NAMES_ONLY = frozenset({"ls", "find", "tree", "du", "stat", "mkdir", "cd", "pwd"})
-_RECURSIVE_FLAGS = frozenset({"--recursive", "--archive", "--dereference-recursive"})
+# Options that make a program read the folders it is given, by program (from their specs),
+# and for programs aimon has no spec for, every long option any prefix may stand for.
+_RECURSIVE_OPTIONS = {
+    "grep": frozenset({"-r", "-R", "--recursive", "--dereference-recursive"}),
+    "diff": frozenset({"-r", "--recursive"}),
+}
+_RECURSIVE_LONGS = ("--recursive", "--dereference-recursive", "--archive", "--recurse")
+_DIRECTORY_ACTIONS = frozenset({"read", "skip"})
 # Programs that do not follow links below the folders they are given, unless told to.
 _NO_FOLLOW = frozenset({
-    "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "git", "cp", "tar",
+    "grep", "egrep", "fgrep", "zgrep", "rgrep", "rg", "ag", "ack", "git", "cp", "tar",
     "rsync", "bsdtar", "cpio", "pax",
 })
 _FOLLOW_LONGS = ("--follow", "--dereference", "--dereference-recursive", "--copy-links")
@@ -177,17 +187,42 @@ def _inside_problem(path: str, guard: PathGuard, cwd: Path, *, writes: bool,
 
 
 def _recursive(program: str, argv: tuple[str, ...]) -> bool:
+    """Tell whether ``argv`` reads the folders it names, in any spelling of the option."""
     if program in _NAMES_ONLY:
         return False
     if program in _ALWAYS_RECURSIVE:
         return True
-    for arg in argv[1:]:
+    entry = PROGRAMS.get(program)
+    parsed = parse_args(entry.spec, argv[1:]) if entry is not None and not entry.words else None
+    if parsed is not None and not isinstance(parsed, Refused):
+        names = _RECURSIVE_OPTIONS.get(program, frozenset())
+        return any(name in names or (program == "grep" and name in {"-d", "--directories"}
+                                     and value not in _DIRECTORY_ACTIONS)
+                   for name, value in parsed.options)
+    return _looks_recursive(program in _GREPS, argv)
+
+
+def _looks_recursive(grep: bool, argv: tuple[str, ...]) -> bool:
+    """Guess recursion without a spec: every prefix and cluster that may mean it counts."""
+    for index, arg in enumerate(argv[1:], 1):
         if arg == "--":
             break
-        if arg in _RECURSIVE_FLAGS or (
-            arg.startswith("-") and not arg.startswith("--") and set(arg[1:]) & {"r", "R", "a"}
-        ):
-            return True
+        name, eq, value = arg.partition("=")
+        following = argv[index + 1] if index + 1 < len(argv) else ""
+        if arg.startswith("--") and len(name) > 2:
+            if any(option.startswith(name) for option in _RECURSIVE_LONGS):
+                return True
+            if grep and "--directories".startswith(name) and (
+                (value if eq else following) not in _DIRECTORY_ACTIONS
+            ):
+                return True
+        elif arg.startswith("-") and len(arg) > 1:
+            letters = arg[1:]
+            if set(letters) & {"r", "R", "a"}:
+                return True
+            if grep and "d" in letters and (
+                letters.partition("d")[2] or following) not in _DIRECTORY_ACTIONS:
+                return True
     return False
 
 
