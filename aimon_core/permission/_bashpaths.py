@@ -4,9 +4,10 @@ Every operand, option value (``--output=x``, ``of=x``, ``-f.env`` and each tail 
 cluster), git ``REV:path``, glob expansion and redirection target counts. A command asks when
 it names a path a ``Read(...)`` deny or ask rule covers or a credential file (``_credentials``,
 with no rule needed), reads a directory recursively that holds one (``grep -r`` in every
-spelling, ``rg``, ``tar``, ``cp -r``; through links for ``grep -R``), reads file names from
-its input (``_expansions``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or
-writes a protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
+spelling, ``rg``, ``tar``, ``cp -r``; through links for ``grep -R``), is git printing a part of
+its repository that may hold one (``_gitread``), reads file names from its input
+(``_expansions``), writes (is not read-only) a path an ``Edit(...)`` rule covers, or writes a
+protected file (``.git/``, ``.aimon/``, shell rc files, see ``_guard``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from aimon_core.permission._expansions import names_from_input
+from aimon_core.permission._gitread import printed_paths
 from aimon_core.permission._guard import PathGuard, links_to_credentials, protected_reason
 from aimon_core.permission._optspec import Refused, parse_args
 from aimon_core.permission._programs import PROGRAMS
@@ -135,7 +137,26 @@ def _argv_problem(argv: tuple[str, ...], guard: PathGuard, cwd: Path, *,
     # `rg KEY` and `grep -r KEY` search the working directory when no operand is a path.
     if searches_cwd and not any(_exists(word, cwd) for word in operands):
         return _inside_problem(".", guard, cwd, writes=False, follow=follow)
+    return _printed_problem(argv, guard, cwd) if program == "git" else None
+
+
+def _printed_problem(argv: tuple[str, ...], guard: PathGuard, cwd: Path) -> str | None:
+    """Say why git may print a file a rule covers, or a credential, without naming it."""
+    for place in printed_paths(argv, cwd):
+        shown = f"`{_show(argv)}` may print files in `{place}` without naming them"
+        rule = guard.reaches(place) if guard else None
+        if rule is not None:
+            return (f"{shown}, and rule {rule.text} covers a path there (a pathspec after "
+                    "`--` can keep the command away from it)")
+        reason = guard.credentials.below(place, cwd)
+        if reason is not None:
+            return f"{shown}, and that holds {reason}"
     return None
+
+
+def _show(argv: tuple[str, ...]) -> str:
+    text = " ".join(argv)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _exists(word: str, cwd: Path) -> bool:

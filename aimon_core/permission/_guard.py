@@ -170,6 +170,22 @@ class PathGuard:
             return rules[0][0]
         return None
 
+    def reaches(self, directory: str) -> Rule | None:
+        """Return a read rule that may cover a path at or below ``directory`` (absolute).
+
+        Judged from the rules' patterns alone, not from the files there now: the path may
+        exist only in a repository's history.
+        """
+        inside = directory.rstrip("/") + "/"
+        for rule, _patterns in self._read:
+            for base in _literal_bases(rule, self.root, anywhere="/"):
+                if base in {"/", directory} or base.startswith(inside) or (
+                    inside.startswith(base.rstrip("/") + "/")
+                ):
+                    return rule
+        return None
+
+
 def links_to_credentials(directory: str, cwd: Path) -> str | None:
     """Say which credential store a link below ``directory`` leads to (a bounded walk).
 
@@ -207,7 +223,11 @@ def _compile(rules: Iterator[Rule] | tuple[Rule, ...]) -> _Compiled:
     return tuple((r, _Patterns(r.specifier)) for r in rules if r.specifier is not None)
 
 
-def _literal_bases(rule: Rule, root: str) -> list[str]:
+def _literal_bases(rule: Rule, root: str, *, anywhere: str | None = None) -> list[str]:
+    """Return the literal folders a rule's patterns start at (``anywhere`` for ``/``).
+
+    By default a pattern that may match anywhere (`**/.env`) is looked for in the project.
+    """
     bases: list[str] = []
     for anchored in anchor(rule.specifier or "", root, broad=True):
         full = anchored.prefix + anchored.glob
@@ -217,8 +237,10 @@ def _literal_bases(rule: Rule, root: str) -> list[str]:
                 break
             literal.append(part)
         base = "/".join(literal) or "/"
-        # A pattern that may match anywhere (`**/.env`) is looked for in the project only.
-        bases.append(root if base == "/" else base)
+        bases.append((anywhere or root) if base == "/" else base)
+        real = clean(os.path.realpath(base))
+        if real != base:
+            bases.append(real)
     return list(dict.fromkeys(bases))
 
 
