@@ -153,7 +153,7 @@ def test_keys_typed_before_the_question_is_ready_go_to_the_draft() -> None:
             pipe.send_text("any")  # pressed as the question appears: not answers
             asking = asyncio.ensure_future(choose("Trust?", TRUST_CHOICES, done=done,
                                                   on_typed=on_typed, guard=0.3))
-            await asyncio.wait_for(all_typed.wait(), 5)
+            await asyncio.wait_for(all_typed.wait(), 60)  # a bound, not a wait: a busy CI
             assert not asking.done()
             await asyncio.sleep(0.35)  # no key for the guard time: now keys choose
             pipe.send_text("y")
