@@ -20,46 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aimon_core.permission._spelling import clean, expand_user
+from aimon_core.shell import HOME_CREDENTIALS
 
-# Below the home folder: a file, or a folder and everything in it.
-HOME_CREDENTIALS: dict[str, str] = {
-    ".aws": "AWS's credentials",
-    ".ssh": "ssh's keys",
-    ".gnupg": "GnuPG's keys",
-    ".netrc": "the .netrc logins",
-    ".authinfo": "the .authinfo logins",
-    ".authinfo.gpg": "the .authinfo logins",
-    ".git-credentials": "git's stored credentials",
-    ".config/git/credentials": "git's stored credentials",
-    ".config/gh": "the GitHub CLI's token",
-    ".config/hub": "the hub CLI's token",
-    ".config/glab-cli": "the GitLab CLI's token",
-    ".config/gcloud": "Google Cloud's credentials",
-    ".azure": "Azure's credentials",
-    ".oci": "Oracle Cloud's keys",
-    ".config/doctl": "DigitalOcean's token",
-    ".kube": "Kubernetes' credentials",
-    ".docker/config.json": "Docker's registry logins",
-    ".npmrc": "npm's registry tokens",
-    ".yarnrc.yml": "yarn's registry tokens",
-    ".pypirc": "PyPI's upload tokens",
-    ".config/pip/pip.conf": "pip's index credentials",
-    ".gem/credentials": "RubyGems' API key",
-    ".cargo/credentials": "crates.io's token",
-    ".cargo/credentials.toml": "crates.io's token",
-    ".m2/settings.xml": "Maven's server passwords",
-    ".m2/settings-security.xml": "Maven's master password",
-    ".gradle/gradle.properties": "Gradle's credentials",
-    ".terraform.d/credentials.tfrc.json": "Terraform's tokens",
-    ".vault-token": "Vault's token",
-    ".pgpass": "PostgreSQL's passwords",
-    ".my.cnf": "MySQL's password",
-    ".claude/.credentials.json": "Claude Code's login",
-    ".claude.json": "Claude Code's account file",
-    ".config/op": "1Password's CLI session",
-    ".password-store": "pass's passwords",
-    ".local/share/keyrings": "the desktop keyring",
-}
 # Any process's environment and memory, by pid, `self`, `thread-self` or task.
 _PROC = re.compile(r"/proc/(?:[^/]+/)+(environ|mem)")
 # Other accounts' home folders (`~root/.ssh`), where they usually are.

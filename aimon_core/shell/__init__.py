@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         SandboxPaths,
         resolve_boundary,
     )
+    from aimon_core.shell._credentials import HOME_CREDENTIALS
     from aimon_core.shell._proxy import DomainGate, NetworkVerdict, domain_matches
     from aimon_core.shell._sandbox import (
         NetworkGate,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     )
 
 __getattr__ = lazy_getattr(__name__, {
+    "HOME_CREDENTIALS": "_credentials",
     "CREDENTIAL_PATHS": "_boundary", "Boundary": "_boundary", "SandboxPaths": "_boundary",
     "resolve_boundary": "_boundary",
     "DomainGate": "_proxy", "NetworkVerdict": "_proxy", "domain_matches": "_proxy",
@@ -112,6 +114,7 @@ class VirtualShell(Protocol):
 
 __all__ = [
     "CREDENTIAL_PATHS",
+    "HOME_CREDENTIALS",
     "MIN_SECRET_LENGTH",
     "PROVIDER_KEYS",
     "BackgroundOutput",

@@ -24,19 +24,12 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-# Home-relative paths that hold credentials (shell histories often do too): unreadable in the
-# sandbox when they exist.
-CREDENTIAL_PATHS: tuple[str, ...] = (
-    # ~/.claude: Claude Code's credentials, and its user settings (whose `env` aimon reads).
-    ".ssh", ".aws", ".netrc", ".config/gh", ".claude", ".config/gcloud",
-    ".azure", ".kube", ".docker/config.json", ".gnupg", ".git-credentials",
-    ".config/git/credentials", ".npmrc", ".pypirc", ".gem/credentials",
-    ".cargo/credentials", ".cargo/credentials.toml", ".terraform.d/credentials.tfrc.json",
-    ".config/hub", ".vault-token", ".pgpass", ".my.cnf", ".password-store",
-    ".local/share/keyrings", ".codex/auth.json", ".gemini/oauth_creds.json",
-    ".config/anthropic", ".config/openai", ".mozilla", ".config/google-chrome",
-    ".config/chromium", ".bash_history", ".zsh_history", ".psql_history", ".mysql_history",
-)
+from aimon_core.shell._credentials import HOME_CREDENTIALS
+
+# Home-relative paths unreadable in the sandbox when they exist: every credential location
+# (the one table the permission layer reads too), and all of ~/.claude, Claude Code's user
+# settings, whose `env` aimon reads.
+CREDENTIAL_PATHS: tuple[str, ...] = (*HOME_CREDENTIALS, ".claude")
 # Inside the project and each added folder: files that run code or widen aimon later.
 PROTECTED_FILES: tuple[str, ...] = (".mcp.json",)
 PROTECTED_DIRS: tuple[str, ...] = (".aimon", ".claude")
