@@ -8,11 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from aimon_core.llm._anthropic import AnthropicClient
 from aimon_core.llm._client import LLMClient
 from aimon_core.llm._errors import ModelConfigError
 from aimon_core.llm._models import DEFAULT_MODELS
-from aimon_core.llm._openai import OpenAIClient
 from aimon_core.llm._retry import RetryingClient, RetryPolicy
 
 PROVIDERS = ("anthropic", "openai")
@@ -170,11 +168,17 @@ def make_client(
 ) -> LLMClient:
     """Build the client for `choice`, wrapped in the one retry owner."""
     inner: LLMClient
+    # Each provider's client is imported when chosen: an OpenAI run never loads the Anthropic
+    # client's module (nor the reverse).
     if choice.provider == "anthropic":
+        from aimon_core.llm._anthropic import AnthropicClient
+
         inner = AnthropicClient(
             api_key=choice.api_key, base_url=choice.base_url, idle_timeout=idle_timeout
         )
     elif choice.provider == "openai":
+        from aimon_core.llm._openai import OpenAIClient
+
         inner = OpenAIClient(
             api_key=choice.api_key, base_url=choice.base_url, idle_timeout=idle_timeout
         )
