@@ -4,26 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aimon_core.agent._events import AgentEvent, Notice
 from aimon_core.hook import (
     HookDispatcher,
     HookEvent,
-    HookEventInput,
     HookResult,
     PermissionDecision,
-    PermissionDeniedInput,
-    PostToolUseFailureInput,
-    PostToolUseInput,
-    PreToolUseInput,
-    StopInput,
-    UserPromptSubmitInput,
     claude_tool_response,
     feedback_reminder,
 )
 from aimon_core.llm import TextBlock, ToolUseBlock
 from aimon_core.tools import ToolResult
+
+if TYPE_CHECKING:
+    from aimon_core.hook import HookEventInput
+
+# Each event's input type is imported where a hook fires (`aimon_core.hook` loads them then):
+# a turn without hooks never builds one.
 
 
 class HookStopError(Exception):
@@ -80,6 +79,8 @@ class TurnHooks:
         """Return (why the prompt is blocked, or None; context to add for the model)."""
         if not self._active(HookEvent.ON_START):
             return None, ""
+        from aimon_core.hook import UserPromptSubmitInput
+
         result = await self._dispatch(UserPromptSubmitInput(prompt=prompt))
         if result.blocked:
             return result.feedback or "a hook blocked this prompt", ""
@@ -89,6 +90,8 @@ class TurnHooks:
         """Ask PreToolUse hooks about a call before the permission check."""
         if not self._active(HookEvent.PRE_TOOL, use.name):
             return PreToolOutcome()
+        from aimon_core.hook import PreToolUseInput
+
         result = await self._dispatch(PreToolUseInput(
             tool_name=use.name, tool_input=dict(use.input), tool_use_id=use.id))
         if result.denied or result.blocked:
@@ -106,11 +109,15 @@ class TurnHooks:
         """
         extra = [self._pre_context.pop(use.id, "")]
         if result.is_error and self._active(HookEvent.POST_TOOL_FAILURE, use.name):
+            from aimon_core.hook import PostToolUseFailureInput
+
             failed = await self._dispatch(PostToolUseFailureInput(
                 tool_name=use.name, tool_input=dict(tool_input), tool_use_id=use.id,
                 error=result.text, is_interrupt=bool(result.data.get("interrupted", False))))
             extra += [failed.feedback, failed.additional_context]
         elif not result.is_error and self._active(HookEvent.POST_TOOL, use.name):
+            from aimon_core.hook import PostToolUseInput
+
             response = claude_tool_response(use.name, tool_input, result.text, result.data)
             hooked = await self._dispatch(PostToolUseInput(
                 tool_name=use.name, tool_input=dict(tool_input), tool_use_id=use.id,
@@ -125,6 +132,8 @@ class TurnHooks:
         """Tell PermissionDenied hooks; return context they add to the denial."""
         if not self._active(HookEvent.PERMISSION_DENIED, use.name):
             return ""
+        from aimon_core.hook import PermissionDeniedInput
+
         result = await self._dispatch(PermissionDeniedInput(
             tool_name=use.name, tool_input=dict(use.input), tool_use_id=use.id, reason=reason))
         return feedback_reminder(result.additional_context)
@@ -133,6 +142,8 @@ class TurnHooks:
         """Run Stop hooks; return feedback when one insists the agent goes on."""
         if not self._active(HookEvent.ON_STOP):
             return None
+        from aimon_core.hook import StopInput
+
         result = await self._dispatch(StopInput(stop_hook_active=active,
                                                 last_assistant_message=last_message))
         if result.blocked:

@@ -27,7 +27,7 @@ from aimon_core.compact._policy import (
     is_too_large,
     threshold_tokens,
 )
-from aimon_core.hook import HookDispatcher, HookEvent, PostCompactInput, PreCompactInput
+from aimon_core.hook import HookDispatcher, HookEvent
 from aimon_core.llm import (
     LLMClient,
     LLMError,
@@ -160,6 +160,8 @@ class SessionCompactor:
                                    overhead)
         pre = None
         if self.hooks is not None and self.hooks.active(HookEvent.PRE_COMPACT, trigger):
+            from aimon_core.hook import PreCompactInput  # the input types load when one fires
+
             pre = await self.hooks.fire(PreCompactInput(trigger=trigger,
                                                         custom_instructions=focus))
             self._notices(pre.errors, pre.system_message)
@@ -184,6 +186,8 @@ class SessionCompactor:
         )
         self._on_compacted(event)
         if self.hooks is not None and self.hooks.active(HookEvent.POST_COMPACT, trigger):
+            from aimon_core.hook import PostCompactInput
+
             post = await self.hooks.fire(PostCompactInput(
                 trigger=trigger, custom_instructions=focus, compact_summary=done.summary or ""))
             self._notices(post.errors, post.system_message)

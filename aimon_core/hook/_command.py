@@ -15,12 +15,15 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aimon_core.hook._config import CommandHookSpec
-from aimon_core.hook._events import HookEvent, HookInput
+from aimon_core.hook._lifecycle import HookEvent
 from aimon_core.hook._result import Flow, HookResult, PermissionDecision
 from aimon_core.shell import kill_process_group, spawn_process, wait_exit
+
+if TYPE_CHECKING:
+    from aimon_core.hook._events import HookInput
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aimon_core.hook._events import (
+from aimon_core.hook._lifecycle import (
     UNSUPPORTED_CLAUDE_EVENTS,
     HookEvent,
     unknown_event_message,

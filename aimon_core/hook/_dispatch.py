@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aimon_core.hook._events import HookEvent, HookEventInput, HookInput
+from aimon_core.hook._lifecycle import HookEvent
 from aimon_core.hook._registry import HookNotice, HookRegistry
 from aimon_core.hook._result import HookResult
+
+if TYPE_CHECKING:
+    from aimon_core.hook._events import HookEventInput, HookInput
 
 
 def _no_mode() -> str | None:
@@ -41,6 +44,8 @@ class HookDispatcher:
 
     def input(self, data: HookEventInput) -> HookInput:
         """Return the whole hook input of an event: the bound facts and its own `data`."""
+        from aimon_core.hook._events import HookInput
+
         return HookInput(data=data, session_id=self.session_id, cwd=self.cwd,
                          transcript_path=self.transcript_path,
                          permission_mode=self.permission_mode())

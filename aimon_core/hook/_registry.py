@@ -8,6 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aimon_core.hook._command import OUTPUT_LIMIT, hook_label, run_command_hook
 from aimon_core.hook._config import (
@@ -16,13 +17,16 @@ from aimon_core.hook._config import (
     condition_accepts,
     matcher_accepts,
 )
-from aimon_core.hook._events import HookEvent, HookInput
+from aimon_core.hook._lifecycle import HookEvent
 from aimon_core.hook._result import HookResult, combine, redacted
 from aimon_core.shell import SecretPairs
 
+if TYPE_CHECKING:
+    from aimon_core.hook._events import HookInput
+
 log = logging.getLogger(__name__)
 
-HookCallback = Callable[[HookInput], Awaitable[HookResult | None]]
+HookCallback = Callable[["HookInput"], Awaitable[HookResult | None]]
 # Told a line for the user and its level: a hook's status message ("info"), or an async
 # hook's failure ("warning").
 HookNotice = Callable[[str, str], None]

@@ -23,15 +23,7 @@ from typing import Any
 from aimon_core import __version__
 from aimon_core._atomic import private_dir, write_all
 from aimon_core.agent import AgentRuntime, AssistantMessageCompleted, Notice
-from aimon_core.hook import (
-    HookDispatcher,
-    HookEvent,
-    HookResult,
-    NotificationInput,
-    SessionEndInput,
-    SessionStartInput,
-    feedback_reminder,
-)
+from aimon_core.hook import HookDispatcher, HookEvent, HookResult, feedback_reminder
 from aimon_core.llm import (
     ContentBlock,
     ImageBlock,
@@ -279,6 +271,8 @@ class ClaudeSide:
         if event is HookEvent.ON_SESSION_START:
             result = await self._session_start(source or "startup")
         else:
+            from aimon_core.hook import SessionEndInput  # the input types load when one fires
+
             result = await self.hooks.fire(SessionEndInput(reason=reason or "other"))
         for note in (*result.errors, result.system_message):
             if note:
@@ -291,6 +285,8 @@ class ClaudeSide:
         return feedback_reminder(result.additional_context)
 
     async def _session_start(self, source: str) -> HookResult:
+        from aimon_core.hook import SessionStartInput
+
         env_file = self.folder / _ENV_FILE
         with contextlib.suppress(OSError):
             env_file.parent.mkdir(parents=True, exist_ok=True)
@@ -332,6 +328,8 @@ class ClaudeSide:
         task.add_done_callback(self._tasks.discard)
 
     async def _fire_notification(self, kind: str, message: str) -> None:
+        from aimon_core.hook import NotificationInput
+
         result = await self.hooks.fire(NotificationInput(message=message,
                                                          notification_type=kind))
         for note in result.errors:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core.agent import ApprovalRefused, GateVerdict, RememberedApprovals, ToolGate, Turn
-from aimon_core.hook import HookEvent, PermissionDecision, PermissionRequestInput
+from aimon_core.hook import HookEvent, PermissionDecision
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
     ApprovalAnswer,
@@ -418,6 +418,8 @@ async def _permission_request_hooks(
     hooks = turn.hooks if turn is not None else None
     if hooks is None or not hooks.active(HookEvent.PERMISSION_REQUEST, tool.name):
         return None
+    from aimon_core.hook import PermissionRequestInput  # the input types load when one fires
+
     result = await hooks.fire(PermissionRequestInput(
         tool_name=tool.name, tool_input=dict(tool_input), tool_use_id=tool_use_id or None))
     if result.permission is PermissionDecision.ALLOW:

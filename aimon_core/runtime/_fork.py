@@ -34,7 +34,7 @@ from aimon_core.agent import (
     Turn,
     new_execution_id,
 )
-from aimon_core.hook import HookEvent, HookRegistry, SubagentStartInput, SubagentStopInput
+from aimon_core.hook import HookEvent, HookRegistry
 from aimon_core.llm import LLMClient, Message, ModelSettings
 from aimon_core.runtime._tooling import Restrictions, agent_tools, tool_names
 from aimon_core.tools import ToolContext
@@ -134,6 +134,7 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
 
     `context` is the tool context of whoever starts it (the fork gets fresh read tracking).
     """
+    from aimon_core.hook import SubagentStartInput, SubagentStopInput
     from aimon_core.tools import ToolState
 
     runtime = fork_runtime(base, request.agent, request.tools)
