@@ -6,10 +6,14 @@ nothing until a name is used, which keeps the SDKs and the codecs off the start-
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+
+# `aimon --version` imports this module: it loads neither `typing` nor `importlib` (~2 ms of
+# that command), and mypy reads the block below all the same.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def lazy_getattr(package: str, submodule_of: Mapping[str, str]) -> Callable[[str], Any]:
@@ -17,6 +21,8 @@ def lazy_getattr(package: str, submodule_of: Mapping[str, str]) -> Callable[[str
     caches the value on the package."""
 
     def load(name: str) -> Any:
+        import importlib
+
         submodule = submodule_of.get(name)
         if submodule is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
