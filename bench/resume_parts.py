@@ -53,8 +53,15 @@ def main() -> None:
     _wrap("aimon_core.llm._anthropic", "_BodyEncoder", "encode", "encode")
     _wrap("aimon_core.llm._openai", "_BodyEncoder", "encode", "encode")  # one wire a run
     history = importlib.import_module("aimon_core.live._history")
-    live = importlib.import_module("aimon_core.live._live")
-    live.turn_history = _timed("turn_history", history.turn_history)  # type: ignore[attr-defined]
+    timed_history = _timed("turn_history", history.turn_history)
+    # Wherever the live session calls it from: `_keeper` now, `_live` in older trees.
+    for user in ("aimon_core.live._keeper", "aimon_core.live._live"):
+        try:
+            module: Any = importlib.import_module(user)
+        except ModuleNotFoundError:
+            continue
+        if hasattr(module, "turn_history"):
+            module.turn_history = timed_history
     leave = os._exit
 
     def exit_reporting(code: int) -> None:  # print mode leaves through os._exit
