@@ -1,7 +1,7 @@
 """Benchmark issue 13: `aimon -p` on a four-call fix against a bare-SDK loop, iteration costs.
 
 Run:
-  .venv/bin/python bench/bench_fix4.py serve                 # a loopback model server; prints
+  .venv/bin/python bench/bench_fix4.py serve [--latency S]   # a loopback model server; prints
                                                              # its env, runs until Ctrl-C
   .venv/bin/python bench/bare_loop.py P                      # the bare-SDK loop (env from serve)
   .venv/bin/python bench/bench_fix4.py resume [--runs N] [--before TREE] [--parts]
@@ -18,7 +18,9 @@ environment and the commands to time; whole-process times are taken outside (e.g
 `/usr/bin/time` or `hyperfine`, interleaving `aimon -p` and the bare loop). The fix is four
 model calls: Read calc.py, Edit it, Bash `python3 test_calc.py`, answer. The server decides
 each step from the request (how many tool results it holds, what Read returned), so every run
-does the same work: the Edit flips the sign either way.
+does the same work: the Edit flips the sign either way. `--latency S` makes the model wait S
+seconds before each answer, as a real model's time to first token does: what aimon adds is
+then seen against the whole wait a user has.
 
 `gaps` runs `aimon -p` with a model that calls one tool N times — Glob (an `rg` process),
 Read (no process) or Bash `echo N` (a `bash -c`) — and takes the time between the arrivals of
@@ -96,11 +98,17 @@ def aimon_args(provider: str, prompt: str = PROMPT) -> list[str]:
             "--allowed-tools", "Edit Bash"]
 
 
-def serve() -> None:
+def serve(latency: float = 0.0) -> None:
     base = Path(tempfile.mkdtemp(prefix="aimon-fix4-"))
     project = make_project(base)
     bare = Path(__file__).with_name("bare_loop.py")
-    with LoopbackModelServer(fix4_responder(project)) as server:
+    fix = fix4_responder(project)
+
+    def respond(request: RecordedRequest) -> Reply:
+        time.sleep(latency)  # the server's own thread: one client, one request at a time
+        return fix(request)
+
+    with LoopbackModelServer(respond) as server:
         print(f"# project: {project}")
         for provider in MODELS:
             env = provider_env(provider, server)
@@ -372,7 +380,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="what", required=True)
-    sub.add_parser("serve")
+    serve_parser = sub.add_parser("serve")
+    serve_parser.add_argument("--latency", type=float, default=0.0,
+                              help="seconds the model waits before each answer (default 0)")
     gaps_parser = sub.add_parser("gaps")
     gaps_parser.add_argument("--runs", type=int, default=5)
     gaps_parser.add_argument("--calls", type=int, default=20)
@@ -395,7 +405,7 @@ def main() -> None:
     args = parser.parse_args()
     match args.what:
         case "serve":
-            serve()
+            serve(args.latency)
         case "resume" if args.parts:
             resume_parts(args.runs, args.before, args.provider, args.after)
         case "resume":
