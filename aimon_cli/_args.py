@@ -35,6 +35,13 @@ commands:
   aimon skills list [--json]              skills loaded, and from where
   aimon agents list [--json]              subagents loaded, and from where
   aimon mcp list|get|add|remove           MCP servers
+  aimon --bg "PROMPT"                     run it in the background service
+  aimon ps [--json]                       the service's sessions
+  aimon attach ID                         the REPL on a running session
+  aimon send ID "TEXT" [--key K]          a message to a session's inbox
+  aimon stop ID                           interrupt a session's turn
+  aimon serve [--stop|--status]           the background service
+  aimon acp                               the Agent Client Protocol on stdio
 """
 
 
@@ -69,6 +76,7 @@ class RootArgs:
     permission_mode: str | None = None
     sandbox: bool = False
     version: bool = False
+    bg: bool = False
 
 
 class Takes(enum.Enum):
@@ -127,6 +135,9 @@ ROOT_OPTIONS: tuple[RootOption, ...] = (
                "AIMON_SANDBOX=1)"),
     RootOption(dest="sandbox", flags=("--sandbox",), takes=Takes.NOTHING,
                help="run the model's shell commands in the OS sandbox (bubblewrap) for this run"),
+    RootOption(dest="bg", flags=("--bg",), takes=Takes.NOTHING,
+               help="run the prompt in the background service and print the session's id "
+               "(with -p: unattended, what would ask is refused)"),
     RootOption(dest="version", flags=("-v", "--version"), takes=Takes.NOTHING,
                help="print the version"),
 )

@@ -12,16 +12,19 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from aimon_cli._args import RootArgs
     from aimon_cli._early import EarlyPrompt
+    from aimon_cli._print import PrintJob
     from aimon_core.live import LiveSession
-    from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, RuntimeFlags
+    from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, Application, RuntimeFlags
     from aimon_core.session import SessionStore
 
 SUBCOMMANDS = ("sessions", "mcp", "skills", "agents")
+# The service's commands (`aimon serve`, `ps`, `send`, `stop`, `attach`, `acp`).
+SERVICE_COMMANDS = ("serve", "ps", "send", "stop", "attach", "acp")
 
 
 class CommandExitError(Exception):
@@ -63,10 +66,20 @@ def root(args: RootArgs) -> int:
 
         sys.stdout.write(f"aimon {__version__}\n")
         return 0
+    if args.bg:  # the service runs it; `-p --bg` alone is unattended (it asks nobody)
+        from aimon_cli._service_cli import start_background
+
+        return start_background(args)
     # `echo "fix it" | aimon`: stdin is not a terminal, so nobody could type at a REPL;
     # the piped text (and any PROMPT) runs in print mode, with the same options as `-p`.
     if not args.print_mode and not (sys.stdin is not None and sys.stdin.isatty()):
         args = dataclasses.replace(args, print_mode=True)
+    if args.print_mode:  # with a service running, it runs the turn (no SDK loads here)
+        from aimon_cli._warm import warm_print
+
+        code, args = warm_print(args)
+        if code is not None:
+            return code
     if not args.print_mode:  # the REPL: say what to set before a prompt takes typing
         from aimon_cli._early import provider_problem
 
@@ -101,23 +114,7 @@ def _paint_first_prompt(args: RootArgs) -> EarlyPrompt | None:
 
 
 def _root(args: RootArgs, early: EarlyPrompt | None) -> int:
-    from aimon_core.runtime import RuntimeFlags
-
-    project_root = Path.cwd().resolve()
-    launch = Launch(
-        project_root=project_root,
-        flags=RuntimeFlags(
-            provider=args.provider, model=args.model, base_url=args.base_url,
-            agent=args.agent,
-            allowed=tuple(_split_rules(list(args.allowed_tools))),
-            disallowed=tuple(_split_rules(list(args.disallowed_tools))),
-            permission_mode=args.permission_mode,
-            sandbox=args.sandbox,
-        ),
-        resume=args.resume,
-        pick=args.pick,
-        continue_last=args.continue_last,
-    )
+    launch = launch_of(args, Path.cwd().resolve())
     if args.print_mode:
         return _print_mode(launch, args.prompt, args.output_format, args.max_iterations)
     return _interactive(launch, args.prompt, early)
@@ -156,43 +153,57 @@ def _target_session(launch: Launch, store: SessionStore) -> str | None:
 
 
 async def _open_live(registry: AgentRuntimeRegistry, store: SessionStore,
-                     session_id: str | None) -> tuple[AgentAssembly, LiveSession]:
+                     session_id: str | None, err: TextIO | None = None
+                     ) -> tuple[AgentAssembly, LiveSession]:
     """Build the session's agent runtime (imports the SDK, off the event loop) and open it."""
     import asyncio
 
     from aimon_cli._store import agent_of_session
 
+    err = err or sys.stderr
     agent = None
     if session_id is not None and registry.flags.agent is None:
         agent = await asyncio.to_thread(agent_of_session, store, session_id)
     assembly = await registry.get(agent)
     pending = assembly.settings.pending_trust
     if pending is not None:
-        sys.stderr.write("aimon: this folder's settings are not trusted yet, so these are held "
-                         "back: " + "; ".join(pending.what)
-                         + ". Run aimon interactively here once to trust them.\n")
+        err.write("aimon: this folder's settings are not trusted yet, so these are held "
+                  "back: " + "; ".join(pending.what)
+                  + ". Run aimon interactively here once to trust them.\n")
     if assembly.mcp is not None:  # print mode waits for its MCP servers (MCP_TIMEOUT at most)
-        assembly.start_background(lambda text: print(f"aimon: {text}", file=sys.stderr))
+        def say(text: str) -> None:
+            err.write(f"aimon: {text}\n")
+
+        assembly.start_background(say)
         await assembly.mcp.wait_ready(assembly.mcp.options.connect_timeout)
     return assembly, await assembly.open_session(store, session_id=session_id)
 
 
-def _print_mode(launch: Launch, prompt: str | None, output_format: str,
-                max_iterations: int | None) -> int:
-    import asyncio
+def launch_of(args: RootArgs, project_root: Path) -> Launch:
+    """Return what `args` ask for in `project_root`, validated."""
+    from aimon_core.runtime import RuntimeFlags
 
-    from aimon_cli import _startup
-    from aimon_cli._print import (
-        EXIT_OUTPUT_CLOSED,
-        OutputClosedError,
-        PrintJob,
-        exit_code,
-        read_prompt,
-        run_print,
+    return Launch(
+        project_root=project_root,
+        flags=RuntimeFlags(
+            provider=args.provider, model=args.model, base_url=args.base_url,
+            agent=args.agent,
+            allowed=tuple(_split_rules(list(args.allowed_tools))),
+            disallowed=tuple(_split_rules(list(args.disallowed_tools))),
+            permission_mode=args.permission_mode,
+            sandbox=args.sandbox,
+        ),
+        resume=args.resume,
+        pick=args.pick,
+        continue_last=args.continue_last,
     )
-    from aimon_cli._store import default_store
-    from aimon_core.runtime import Application, RuntimeSetupError
-    from aimon_core.session import SessionError
+
+
+def _print_job(launch: Launch, prompt: str | None, output_format: str,
+               max_iterations: int | None) -> PrintJob:
+    """Return the print job, the prompt read from the argument or piped stdin."""
+    from aimon_cli._print import PrintJob
+    from aimon_cli._stdin import read_prompt
 
     if launch.pick:
         raise _fail("-r without a session id needs the interactive mode; pass the id with -p")
@@ -203,28 +214,52 @@ def _print_mode(launch: Launch, prompt: str | None, output_format: str,
                     '(aimon -p "...") or run aimon in a terminal')
     if not text:
         raise _fail("no prompt: pass one after -p or pipe it on stdin")
-    store = default_store()
+    return PrintJob(prompt=text, output_format=output_format, max_iterations=max_iterations)
+
+
+async def print_turn(app: Application, launch: Launch, job: PrintJob, out: TextIO,
+                     err: TextIO) -> int:
+    """Run one print-mode turn in `app` and write it to `out` and `err`; return the status.
+
+    The command line runs it in its own application; the service (`aimon serve`) runs it for
+    a warm `aimon -p`, writing to that client.
+    """
+    from aimon_cli import _startup
+    from aimon_cli._print import EXIT_OUTPUT_CLOSED, OutputClosedError, exit_code, run_print
+
+    store = app.store
     session_id = _target_session(launch, store)
-    job = PrintJob(prompt=text, output_format=output_format, max_iterations=max_iterations)
+    registry = app.runtimes(launch.project_root, launch.flags, on_notice=notice)
+    try:
+        assembly, live = await _open_live(registry, store, session_id, err)
+    finally:
+        _startup.finish()
+    async with live:
+        try:
+            result = await run_print(job, live, out, err, policy=assembly.policy)
+        except OutputClosedError:  # the reader of stdout went away: quietly, as `yes | head`
+            return EXIT_OUTPUT_CLOSED
+    return exit_code(result)
+
+
+def _print_mode(launch: Launch, prompt: str | None, output_format: str,
+                max_iterations: int | None) -> int:
+    import asyncio
+
+    from aimon_cli._store import default_store
+    from aimon_core.runtime import Application, RuntimeSetupError
+    from aimon_core.session import SessionError
+
+    job = _print_job(launch, prompt, output_format, max_iterations)
 
     async def go() -> int:
-        async with Application(store) as app:
-            registry = app.runtimes(launch.project_root, launch.flags, on_notice=notice)
-            try:
-                assembly, live = await _open_live(registry, store, session_id)
-            finally:
-                _startup.finish()
-            async with live:
-                result = await run_print(job, live, sys.stdout, sys.stderr,
-                                         policy=assembly.policy)
-        return exit_code(result)
+        async with Application(default_store()) as app:
+            return await print_turn(app, launch, job, sys.stdout, sys.stderr)
 
     try:
         return asyncio.run(go())
     except (RuntimeSetupError, SessionError) as exc:
         raise _fail(str(exc), 2 if isinstance(exc, RuntimeSetupError) else 1) from None
-    except OutputClosedError:  # the reader of stdout went away: quietly, as `yes | head`
-        return EXIT_OUTPUT_CLOSED
     except KeyboardInterrupt:
         sys.stderr.write("aimon: interrupted\n")
         return 130
@@ -279,6 +314,13 @@ def run(args: list[str]) -> None:
         app = _extensions_cli.skills_app if args[0] == "skills" else _extensions_cli.agents_app
         app(args[1:], prog_name=f"aimon {args[0]}")
         return
+    if args and args[0] in SERVICE_COMMANDS:
+        from aimon_cli._service_cli import service_command
+
+        code = service_command(args[0], args[1:])
+        from aimon_cli._exit import leave
+
+        leave(code)
     if args and args[0] in SUBCOMMANDS:
         from aimon_cli._sessions_cli import sessions_app
 

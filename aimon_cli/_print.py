@@ -271,27 +271,6 @@ def _allows(policy: PermissionPolicy | None, tools: ToolRegistry, refusal: Appro
     return trial.decide(tool, refusal.tool_input).verdict is Verdict.ALLOW
 
 
-def read_prompt(prompt: str | None, stdin: TextIO) -> str:
-    """Return the prompt from the argument, or from stdin when it is piped."""
-    if prompt and prompt != "-":
-        piped = "" if stdin.isatty() else _read_available(stdin)
-        return f"{prompt}\n\n{piped}".strip() if piped.strip() else prompt
-    if stdin.isatty():
-        return ""
-    return stdin.read().strip()
-
-
-def _read_available(stdin: TextIO) -> str:
-    """Read piped stdin if something is there; never block on an idle pipe."""
-    import select
-
-    try:
-        ready, _, _ = select.select([stdin], [], [], 0)
-    except (OSError, ValueError):
-        return ""
-    return stdin.read() if ready else ""
-
-
 async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO, *,
                     policy: PermissionPolicy | None = None) -> ExecutionResult:
     """Run one turn in the live session and write its output; return the result.

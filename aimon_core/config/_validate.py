@@ -29,6 +29,8 @@ from aimon_core.permission import RuleError, parse_rule
 TOP_KEYS = (
     "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
     "shellEnvPassthrough", "mcpServers", "compaction", "sandbox",
+    # Read by the service alone (aimon_core/service/_settings.py), from the user's file.
+    "service",
 )
 COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
 # A window or limit below this cannot hold a system prompt and one exchange.

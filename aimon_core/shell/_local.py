@@ -473,6 +473,16 @@ class LocalShell:
             exit_code=job.proc.returncode,
         )
 
+    async def wait_background(self, shell_id: str) -> BackgroundStatus:
+        """Wait until a background job ends (its output read to the end); return its status.
+
+        Raises UnknownShellError. Cancelling the wait leaves the job running.
+        """
+        job = self._job(shell_id)
+        if job.task is not None:
+            await asyncio.wait({job.task})
+        return job.status
+
     async def kill_background(self, shell_id: str) -> BackgroundOutput:
         """Stop a background job (its whole process group) and return its last output."""
         job = self._job(shell_id)

@@ -1,0 +1,62 @@
+"""The service's settings: the `service` block of the user's settings file.
+
+    {"service": {"idleMinutes": 30, "rewake": true}}
+
+`idleMinutes`: how long the service waits with no client connected and no session working
+before it exits (default 30; 0: never). `rewake`: wake a session when its background work
+finishes while it is idle (default true). Only the user's file counts: the service is the
+user's, not a project's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_IDLE_MINUTES = 30.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceSettings:
+    """How the service runs."""
+
+    idle_seconds: float = DEFAULT_IDLE_MINUTES * 60
+    rewake: bool = True
+
+
+def service_settings(path: Path | None = None) -> tuple[ServiceSettings, list[str]]:
+    """Return the settings in the user's settings file, and what in it was not understood."""
+    if path is None:
+        from aimon_core.session._paths import user_config_dir
+
+        path = user_config_dir() / "settings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ServiceSettings(), []
+    except (OSError, ValueError) as exc:
+        return ServiceSettings(), [f"{path}: not read ({exc}); the service's defaults apply"]
+    block = data.get("service") if isinstance(data, dict) else None
+    if block is None:
+        return ServiceSettings(), []
+    if not isinstance(block, dict):
+        return ServiceSettings(), [f"{path}: service must be an object; defaults apply"]
+    problems: list[str] = []
+    settings = ServiceSettings()
+    idle = block.get("idleMinutes", DEFAULT_IDLE_MINUTES)
+    if isinstance(idle, int | float) and not isinstance(idle, bool) and idle >= 0:
+        settings = ServiceSettings(idle_seconds=float(idle) * 60, rewake=settings.rewake)
+    else:
+        problems.append(f"{path}: service.idleMinutes must be a number >= 0")
+    rewake = block.get("rewake", True)
+    if isinstance(rewake, bool):
+        settings = ServiceSettings(idle_seconds=settings.idle_seconds, rewake=rewake)
+    else:
+        problems.append(f"{path}: service.rewake must be true or false")
+    problems.extend(f"{path}: service.{key}: unknown key" for key in block
+                    if key not in ("idleMinutes", "rewake"))
+    return settings, problems
