@@ -99,6 +99,10 @@ class ServiceClient:
                 case Notification(method=name, params=params_) if on_notification:
                     on_notification(name, params_)
 
+    def receive(self) -> Notification | Response | ErrorResponse | Request:
+        """Return the next message the service sends (blocking): a watcher's events."""
+        return self._receive()  # type: ignore[no-any-return]
+
     def notify(self, method: str, params: Mapping[str, Any]) -> None:
         """Send a notification."""
         self._send(encode_message(Notification(method=method, params=dict(params))))
@@ -109,7 +113,7 @@ class ServiceClient:
         except OSError as exc:
             raise ServiceUnavailableError(f"the service went away: {exc}") from None
 
-    def _receive(self) -> Any:
+    def _receive(self) -> Any:  # a WireMessage
         while b"\n" not in self._buffer:
             try:
                 chunk = self._sock.recv(1 << 16)

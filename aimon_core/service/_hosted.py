@@ -70,6 +70,7 @@ class HostedSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._closed = False
+        self._undelivered = 0  # inbox items delivered here whose turns have not started
         # An attended session's questions wait for a client to answer (its state says so);
         # an unattended one's are refused at once, as print mode refuses them.
         self._unsubscribe = live.subscribe(self._on_event, answers=not options.unattended)
@@ -106,7 +107,8 @@ class HostedSession:
         status = self.live.status()
         if status.pending_approvals:
             return "waiting"
-        if status.running_turn is not None or status.queued or not self._idle.is_set():
+        if (status.running_turn is not None or status.queued or not self._idle.is_set()
+                or self._undelivered):
             return "running"
         if self.last_result is not None and not self.last_result.stop.ok:
             return "failed"
@@ -163,10 +165,11 @@ class HostedSession:
         """Answer a waiting approval; False if it was answered already (the first wins)."""
         return self.live.answer(request_id, answer)
 
-    def deliver(self, text: str, *, sender: str = "") -> str:
+    async def deliver(self, text: str, *, sender: str = "") -> str:
         """Put `text` in the session's inbox; return "started" or "queued"."""
-        idle = self.state() not in ("running", "waiting") and not self._inbox.pending(self.id)
-        self._inbox.deliver(self.id, text, sender=sender)
+        idle = self.state() not in ("running", "waiting")
+        await asyncio.to_thread(self._inbox.deliver, self.id, text, sender=sender)
+        self._undelivered += 1  # running from now on, though its turn has not started yet
         self._wake.set()
         return "started" if idle else "queued"
 
@@ -195,8 +198,9 @@ class HostedSession:
 
     async def _next_input(self) -> str | None:
         """Take the next inbox item (at most once), else a due rewake's prompt."""
-        for item in self._inbox.pending(self.id):
-            if self._inbox.take(item.id):
+        for item in await asyncio.to_thread(self._inbox.pending, self.id):
+            if await asyncio.to_thread(self._inbox.take, item.id):
+                self._undelivered = max(0, self._undelivered - 1)
                 return item.text
         return await self.rewakes.take_due()
 

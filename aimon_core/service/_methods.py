@@ -220,8 +220,7 @@ async def _send(service: Service, connection: Connection, params: dict[str, Any]
                                         {"delivered_at": time.time()})
         if first is not None:
             return {"session_id": hosted.id, "outcome": "duplicate", "first": dict(first)}
-    outcome = await asyncio.to_thread(hosted.deliver, text,
-                                      sender=f"pid {connection.peer_pid or '?'}")
+    outcome = await hosted.deliver(text, sender=f"pid {connection.peer_pid or '?'}")
     return {"session_id": hosted.id, "outcome": outcome}
 
 

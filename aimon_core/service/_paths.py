@@ -83,15 +83,17 @@ class ServicePaths:
 
 
 # What a client's environment must share with the service's for the service to run its
-# turns: which model, where, with which key, and which settings (a hash; never sent in clear).
-_MODEL_PREFIXES = ("ANTHROPIC_", "OPENAI_", "AIMON_", "CLAUDE_CONFIG_DIR")
-_NOT_COMPARED = ("AIMON_NO_SERVICE", "AIMON_SERVICE_READY_FD")
+# turns: which model, where, with which key, which settings and sandbox (a hash of them; the
+# values are never sent). Everything else (PATH, the terminal) is the service's own.
+_MODEL_PREFIXES = ("ANTHROPIC_", "OPENAI_")
+_MODEL_NAMES = ("AIMON_HOME", "AIMON_PROVIDER", "AIMON_MODEL", "AIMON_CONTEXT_WINDOW",
+                "AIMON_NO_LOCAL_PROBE", "AIMON_SANDBOX", "CLAUDE_CONFIG_DIR")
 
 
 def environment_fingerprint(env: Mapping[str, str]) -> str:
-    """Return a hash of the variables that choose the model and the settings."""
+    """Return a hash of the variables that choose the model, the settings and the sandbox."""
     import hashlib
 
     pairs = sorted((k, v) for k, v in env.items()
-                   if k.startswith(_MODEL_PREFIXES) and k not in _NOT_COMPARED)
+                   if k.startswith(_MODEL_PREFIXES) or k in _MODEL_NAMES)
     return hashlib.sha256(repr(pairs).encode("utf-8", "surrogatepass")).hexdigest()[:32]

@@ -2,7 +2,8 @@
 
 A scripted model (`ScriptedLLMClient`, `reply`, `script`) for unit tests of agents and tools;
 a loopback server speaking the providers' wire formats, so end-to-end tests run the real SDKs
-without a network; and the contract every `SessionRecordStore` backend passes.
+without a network; and the contracts every `SessionRecordStore` backend, and every backend of
+the service's stores, passes.
 """
 
 from aimon_core.llm import ScriptedLLMClient, ScriptedLLMClientError, reply, script
@@ -21,12 +22,14 @@ from ._loopback import (
     StreamError,
 )
 from ._loopback_script import loads_script
+from ._service_contract import IdempotencyStoreContract, SessionInboxContract, SignalBusContract
 from ._store_contract import FakeClock, SessionRecordStoreContract, every_block_conversation
 
 __all__ = [
     "CutStream",
     "FakeClock",
     "Fault",
+    "IdempotencyStoreContract",
     "LoopbackModelServer",
     "RecordedRequest",
     "Reply",
@@ -35,7 +38,9 @@ __all__ = [
     "ScriptedLLMClient",
     "ScriptedLLMClientError",
     "ScriptedToolCall",
+    "SessionInboxContract",
     "SessionRecordStoreContract",
+    "SignalBusContract",
     "StallStream",
     "Step",
     "StreamError",

@@ -1,0 +1,126 @@
+"""The contracts of the service's stores: the tests every backend passes (inbox, keys, signals).
+
+Subclass one in a pytest module (its name starting with `Test`) and return a store from
+`make_store`; every call must return a store on the same data (a new connection to the same
+database), since the tests check what a second store sees:
+
+    class TestMyInbox(SessionInboxContract):
+        def make_store(self) -> SessionInbox:
+            return MyInbox(self.database_url)
+
+The checks are plain asserts; nothing here needs pytest.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from aimon_core.service._stores import IdempotencyStore, SessionInbox, Signal, SignalBus
+
+
+class SessionInboxContract:
+    """What every SessionInbox does."""
+
+    def make_store(self) -> SessionInbox:
+        """Return an inbox on this test's data."""
+        raise NotImplementedError
+
+    def test_delivered_items_wait_in_order_per_session(self) -> None:
+        inbox = self.make_store()
+        first = inbox.deliver("s1", "one", sender="a")
+        inbox.deliver("s2", "other")
+        second = inbox.deliver("s1", "two")
+        pending = self.make_store().pending("s1")
+        assert [item.text for item in pending] == ["one", "two"]
+        assert [item.id for item in pending] == [first.id, second.id]
+        assert pending[0].sender == "a" and pending[0].session_id == "s1"
+        assert set(self.make_store().sessions()) == {"s1", "s2"}
+
+    def test_an_item_is_taken_once(self) -> None:
+        inbox = self.make_store()
+        item = inbox.deliver("s1", "one")
+        assert self.make_store().take(item.id)
+        assert not inbox.take(item.id)
+        assert not self.make_store().take(item.id)
+        assert inbox.pending("s1") == ()
+        assert "s1" not in inbox.sessions()
+
+    def test_racing_takers_take_an_item_once(self) -> None:
+        inbox = self.make_store()
+        item = inbox.deliver("s1", "one")
+        won: list[bool] = []
+        takers = [threading.Thread(target=lambda: won.append(self.make_store().take(item.id)))
+                  for _ in range(8)]
+        for taker in takers:
+            taker.start()
+        for taker in takers:
+            taker.join()
+        assert sorted(won) == [False] * 7 + [True]
+
+    def test_an_unknown_item_is_not_taken(self) -> None:
+        assert not self.make_store().take(987654)
+        assert self.make_store().pending("nobody") == ()
+
+
+class IdempotencyStoreContract:
+    """What every IdempotencyStore does."""
+
+    def make_store(self) -> IdempotencyStore:
+        """Return a store on this test's data."""
+        raise NotImplementedError
+
+    def test_the_first_claim_wins_and_later_ones_see_its_outcome(self) -> None:
+        store = self.make_store()
+        assert store.claim("s1", "k", {"n": 1}) is None
+        assert self.make_store().claim("s1", "k", {"n": 2}) == {"n": 1}
+        assert store.claim("s1", "k", {"n": 3}) == {"n": 1}
+
+    def test_keys_are_per_scope(self) -> None:
+        store = self.make_store()
+        assert store.claim("s1", "k", {}) is None
+        assert store.claim("s2", "k", {}) is None
+
+    def test_racing_claims_let_one_through(self) -> None:
+        firsts: list[bool] = []
+
+        def claim(n: int) -> None:
+            firsts.append(self.make_store().claim("s", "race", {"n": n}) is None)
+
+        claimers = [threading.Thread(target=claim, args=(n,)) for n in range(8)]
+        for claimer in claimers:
+            claimer.start()
+        for claimer in claimers:
+            claimer.join()
+        assert sorted(firsts) == [False] * 7 + [True]
+
+    def test_forgotten_keys_can_be_claimed_again(self) -> None:
+        store = self.make_store()
+        assert store.claim("s1", "old", {}) is None
+        assert store.forget_before(4102444800.0) >= 1  # 2100: every key so far
+        assert self.make_store().claim("s1", "old", {"again": True}) is None
+
+
+class SignalBusContract:
+    """What every SignalBus does (the listeners may be on another node: a bus on one)."""
+
+    def make_store(self) -> SignalBus:
+        """Return the bus (one bus: publishers and listeners share it)."""
+        raise NotImplementedError
+
+    def test_a_signal_reaches_the_sessions_listeners_only(self) -> None:
+        bus = self.make_store()
+        heard: list[tuple[str, Signal]] = []
+        stop_one = bus.subscribe("s1", lambda signal: heard.append(("s1", signal)))
+        bus.subscribe("s2", lambda signal: heard.append(("s2", signal)))
+        assert bus.publish("s1", Signal.INTERRUPT) == 1
+        assert heard == [("s1", Signal.INTERRUPT)]
+        stop_one()
+        assert bus.publish("s1", Signal.CLOSE) == 0
+        assert heard == [("s1", Signal.INTERRUPT)]
+
+    def test_unsubscribing_twice_is_harmless(self) -> None:
+        bus = self.make_store()
+        stop = bus.subscribe("s1", lambda signal: None)
+        stop()
+        stop()
+        assert bus.publish("s1", Signal.INTERRUPT) == 0
