@@ -8,6 +8,10 @@ Run:
                                              [--provider anthropic|openai]
                                                              # a 10,000-message resume: CPU over
                                                              # a 10-message one, or its parts
+  .venv/bin/python bench/bench_fix4.py warm [--runs N] [--provider anthropic|openai]
+                                                             # aimon -p with the service running
+                                                             # (warm), without (cold), and the
+                                                             # bare-SDK loop: wall and CPU
   .venv/bin/python bench/bench_fix4.py gaps [--runs N] [--calls N] [--tools Glob,Read,Bash]
                                              [--before TREE] [--after TREE] [--bare]
                                                              # per-iteration and first-iteration
@@ -376,6 +380,80 @@ def resume(runs: int, before: str | None, provider: str = "anthropic",
           f"body): {fresh * 1000:.0f} ms in a fresh process, {warm * 1000:.0f} ms warm")
 
 
+# --- warm print mode: the service runs the turn ---------------------------------------------
+
+
+def _timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """Run one command; return (wall, CPU of its process and children) in seconds."""
+    started = time.perf_counter()
+    with subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE) as child:
+        assert child.stderr is not None
+        err = child.stderr.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{args[0]} failed: {err.decode(errors='replace')}")
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime
+
+
+def _service_cpu(pid: int) -> float:
+    """Return the CPU seconds a running process has used (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def warm(runs: int, provider: str, idle_seconds: float) -> None:
+    """`aimon -p` on the four-call fix with the service running, without, and the bare loop.
+
+    Interleaved (bare, warm, cold) `runs` times; wall and CPU of the client process (its
+    children too), medians; the service's own CPU per warm run; then its memory, and the CPU
+    it uses idle for `idle_seconds`.
+    """
+    with tempfile.TemporaryDirectory() as base, \
+            LoopbackModelServer(fix4_responder(make_project(Path(base)))) as server:
+        project = Path(base, "proj")
+        env = {**provider_env(provider, server), "AIMON_HOME": str(Path(base, "home"))}
+        read_end, write_end = os.pipe()
+        serve = subprocess.Popen([AIMON, "serve", "--idle-minutes", "0", "--ready-fd",
+                                  str(write_end)], env=env, pass_fds=(write_end,),
+                                 stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as ready:
+            assert ready.read() == b"ready\n", "the service did not start"
+        variants = {"bare SDK loop": ([sys.executable, BARE, provider], env),
+                    "aimon -p, warm (service)": (aimon_args(provider), env),
+                    "aimon -p, cold": (aimon_args(provider), {**env, "AIMON_NO_SERVICE": "1"})}
+        _timed(aimon_args(provider), env, project)  # the service builds its runtime once
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+        service_cpu: list[float] = []
+        for _ in range(runs):
+            for name, (args, run_env) in variants.items():
+                before = _service_cpu(serve.pid)
+                times[name].append(_timed(args, run_env, project))
+                if "warm" in name:
+                    service_cpu.append(_service_cpu(serve.pid) - before)
+        status = json.loads(subprocess.run([AIMON, "serve", "--status"], env=env,
+                                           capture_output=True, text=True, check=True).stdout)
+        idle_from = _service_cpu(serve.pid)
+        time.sleep(idle_seconds)
+        idle_cpu = _service_cpu(serve.pid) - idle_from
+        subprocess.run([AIMON, "serve", "--stop"], env=env, capture_output=True, check=True)
+        serve.wait()
+    bare = statistics.median(wall for wall, _ in times["bare SDK loop"])
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {provider}; "
+          f"median of {runs}")
+    print("| run | wall | x bare loop | CPU of the client process |")
+    print("|---|---|---|---|")
+    for name, pairs in times.items():
+        wall = statistics.median(w for w, _ in pairs)
+        cpu = statistics.median(c for _, c in pairs)
+        print(f"| {name} | {wall * 1000:.0f} ms | {wall / bare:.2f} | {cpu * 1000:.0f} ms |")
+    print(f"\nthe service's CPU per warm run: {statistics.median(service_cpu) * 1000:.0f} ms "
+          f"(median); its peak memory {status['max_rss_kb'] / 1024:.0f} MiB; idle for "
+          f"{idle_seconds:.0f} s it used {idle_cpu * 1000:.0f} ms of CPU")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -402,10 +480,17 @@ def main() -> None:
                                help="time the parts inside the process instead (resume_parts.py)")
     resume_parser.add_argument("--provider", choices=list(MODELS), default="anthropic",
                                help="the wire the sessions are resumed on")
+    warm_parser = sub.add_parser("warm")
+    warm_parser.add_argument("--runs", type=int, default=10)
+    warm_parser.add_argument("--provider", choices=list(MODELS), default="anthropic")
+    warm_parser.add_argument("--idle", type=float, default=30.0,
+                             help="seconds the idle service's CPU is measured for")
     args = parser.parse_args()
     match args.what:
         case "serve":
             serve(args.latency)
+        case "warm":
+            warm(args.runs, args.provider, args.idle)
         case "resume" if args.parts:
             resume_parts(args.runs, args.before, args.provider, args.after)
         case "resume":
