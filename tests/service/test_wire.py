@@ -173,3 +173,16 @@ def test_messages_are_one_line_each_and_read_back(message: Any) -> None:
 def test_a_malformed_message_is_refused(line: bytes) -> None:
     with pytest.raises(ProtocolError):
         decode_message(line)
+
+
+def test_the_protocol_document_names_every_method_and_event() -> None:
+    from aimon_core.service._methods import _METHODS
+
+    document = (Path(__file__).parents[2] / "docs" / "PROTOCOL.md").read_text()
+    missing = [f"`{name}`" for name in _METHODS if f"`{name}`" not in document]
+    missing += [f"`{type(event).__name__}`" for event in EVENTS
+                if f"`{type(event).__name__}`" not in document]
+    assert not missing, f"docs/PROTOCOL.md does not describe {missing}"
+    from aimon_core.service import PROTOCOL_VERSION
+
+    assert f"# The service protocol, version {PROTOCOL_VERSION}" in document
