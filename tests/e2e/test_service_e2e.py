@@ -404,3 +404,24 @@ def test_the_folder_and_the_socket_are_the_users_alone(service: Service) -> None
         service.background("T-perm: start the service")
     assert service.paths.folder.stat().st_mode & 0o777 == 0o700
     assert service.paths.socket.stat().st_mode & 0o777 == 0o600
+
+
+def test_bg_in_the_repl_moves_the_session_to_the_service(service: Service) -> None:
+    test = service.script("T-repl", lambda request, n: Reply(text=f"reply {n}"))
+    child = pexpect.spawn(AIMON, [*MODEL_ARGS], cwd=str(service.project), env=service.env,
+                          encoding="utf-8", timeout=WAIT, dimensions=(40, 160))
+    try:
+        child.send("T-repl: here first\r")
+        child.expect("reply 1")
+        child.send("/bg T-repl: then there\r")
+        child.expect("runs in the background service now")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    arrived(test)
+    request = arrived(test)  # the next turn runs in the service
+    assert request.conversation()[-3:] == [
+        ("user", "T-repl: here first"), ("assistant", "reply 1"), ("user", "T-repl: then there")]
+    with service.client() as client:
+        hosted = client.call("sessions/list", {})["sessions"]
+    assert any(item["title"].startswith("T-repl") for item in hosted)
