@@ -55,6 +55,7 @@ class Attached:
         self._prompt: PromptSession[str] = PromptSession(
             message=self._message, style=PROMPT_STYLE, multiline=False)
         self._gone = False
+        self._early: list[Any] = []  # events that came before the history was drawn
 
     def _message(self) -> StyleAndTextTuples:
         return prompt_message(self.renderer, 0, self._prompt.app)
@@ -86,6 +87,9 @@ class Attached:
             self._say(f"warning: {warning}", "yellow")
         for request in from_wire(opened["pending"]):
             self._ask(request)
+        early, self._early = self._early, []
+        for params in early:
+            self._on_notification("session/event", params)
         watching = asyncio.get_running_loop().create_task(self._watch_service(client))
         try:
             with patch_stdout(raw=True):
@@ -198,7 +202,10 @@ class Attached:
         from aimon_core.agent import ApprovalRequested, ApprovalResolved, ApprovalWithdrawn
         from aimon_core.service import ProtocolError, from_wire
 
-        if method != "session/event" or self.renderer is None:
+        if method != "session/event":
+            return
+        if self.renderer is None:  # the reply to attach is still being read
+            self._early.append(params)
             return
         try:
             event = from_wire(params.get("event"))

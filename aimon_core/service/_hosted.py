@@ -22,7 +22,7 @@ from aimon_core.agent import (
     ExecutionResult,
     ToolCallFinished,
 )
-from aimon_core.live import CommandRan, LiveSession, LiveSessionEvent, TurnFinished
+from aimon_core.live import CommandRan, LiveSession, LiveSessionEvent, TurnFinished, TurnId
 from aimon_core.service._rewake import Rewakes
 from aimon_core.service._stores import SessionInbox, Signal, SignalBus
 from aimon_core.service._values import to_wire
@@ -71,6 +71,7 @@ class HostedSession:
         self._idle.set()
         self._closed = False
         self._undelivered = 0  # inbox items delivered here whose turns have not started
+        self._finished_turn: TurnId | None = None
         # An attended session's questions wait for a client to answer (its state says so);
         # an unattended one's are refused at once, as print mode refuses them.
         self._unsubscribe = live.subscribe(self._on_event, answers=not options.unattended)
@@ -107,8 +108,9 @@ class HostedSession:
         status = self.live.status()
         if status.pending_approvals:
             return "waiting"
-        if (status.running_turn is not None or status.queued or not self._idle.is_set()
-                or self._undelivered):
+        # The turn that told its end is over, though its task is still returning.
+        running = status.running_turn not in (None, self._finished_turn)
+        if running or status.queued or not self._idle.is_set() or self._undelivered:
             return "running"
         if self.last_result is not None and not self.last_result.stop.ok:
             return "failed"
@@ -141,11 +143,12 @@ class HostedSession:
     def _on_event(self, event: LiveSessionEvent) -> None:
         self.last_activity = time.time()
         match event:
-            case TurnFinished(result=result):
+            case TurnFinished(result=result, turn_id=turn_id):
                 self.last_result = result
-                self._wake.set()  # the inbox and rewakes wait for an idle session
+                self._finished_turn = turn_id
+                self._turn_over()
             case CommandRan() as ran if ran.prompt is None:
-                self._wake.set()
+                self._turn_over()
             case ToolCallFinished() as finished:
                 self.rewakes.saw_tool_call(finished)
         if self._watchers:
@@ -153,6 +156,12 @@ class HostedSession:
             for sink in list(self._watchers.values()):
                 sink(data)
         self._on_change()
+
+    def _turn_over(self) -> None:
+        """A turn ended: the session is idle from its subscribers' view at once (the next
+        inbox item, if any, is still counted as delivered), and the runner looks again."""
+        self._idle.set()
+        self._wake.set()  # the inbox and rewakes wait for an idle session
 
     def _on_signal(self, signal: Signal) -> None:
         # CLOSE is the holder's to carry out: the service releases the session itself.
@@ -176,7 +185,7 @@ class HostedSession:
     def idle_now(self) -> bool:
         """Tell whether no turn runs or waits in the session."""
         status = self.live.status()
-        return status.running_turn is None and status.queued == 0
+        return status.running_turn in (None, self._finished_turn) and status.queued == 0
 
     async def _run(self) -> None:
         """Run the inbox's items, then due rewakes, as turns, whenever the session is idle."""

@@ -255,7 +255,7 @@ def test_attach_replays_and_answers_a_waiting_approval(service: Service) -> None
     marker = service.project / "attached.txt"
     test = service.script("T-attach", lambda request, n: Reply(
         text="Writing it.", tool_calls=(ScriptedToolCall(name="Bash", input={
-            "command": f"echo hi > {marker}", "description": "write"}),))
+            "command": f"echo hi > {marker.name}", "description": "write"}),))
         if n == 1 else Reply(text="It is written."))
     session_id = service.background("T-attach: write the marker")
     arrived(test)
