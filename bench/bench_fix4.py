@@ -240,15 +240,7 @@ def make_resumable(env: dict[str, str], project: Path, size: int) -> str:
 
 def _cpu_of(args: list[str], env: dict[str, str], cwd: Path) -> float:
     """Run one command; return the CPU seconds (user + system) its process used."""
-    with subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE) as child:
-        assert child.stderr is not None
-        err = child.stderr.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"aimon failed: {err.decode(errors='replace')}")
-    return usage.ru_utime + usage.ru_stime
+    return _timed(args, env, cwd)[1]
 
 
 _FLOOR = """

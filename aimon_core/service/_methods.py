@@ -93,6 +93,14 @@ def _project(params: Mapping[str, Any]) -> str:
     return str(path.resolve())
 
 
+def hosted_only(service: Service, params: Mapping[str, Any]) -> HostedSession:
+    """Return the hosted session the params name (a stored one is not opened for this)."""
+    hosted = find_hosted(service, _text(params, "session_id"))
+    if hosted is None:
+        raise RemoteError(ErrorCode.UNKNOWN_SESSION, "the service hosts no such session")
+    return hosted
+
+
 def find_hosted(service: Service, text: str) -> HostedSession | None:
     """Return the hosted session `text` names: its id, or the end or start of it."""
     if text in service.sessions:
@@ -227,9 +235,7 @@ async def _send(service: Service, connection: Connection, params: dict[str, Any]
 @_method("session/stop")
 async def _stop(service: Service, connection: Connection, params: dict[str, Any]
                 ) -> dict[str, Any]:
-    hosted = find_hosted(service, _text(params, "session_id"))
-    if hosted is None:
-        raise RemoteError(ErrorCode.UNKNOWN_SESSION, "the service hosts no such session")
+    hosted = hosted_only(service, params)
     was_running = hosted.live.status().running_turn is not None
     signal = Signal.CLOSE if _flag(params, "close") else Signal.INTERRUPT
     heard = service.stores.signals.publish(hosted.id, signal)
@@ -245,9 +251,7 @@ async def _answer(service: Service, connection: Connection, params: dict[str, An
     from aimon_core.agent import ApprovalAnswer
     from aimon_core.service._wire import ProtocolError
 
-    hosted = find_hosted(service, _text(params, "session_id"))
-    if hosted is None:
-        raise RemoteError(ErrorCode.UNKNOWN_SESSION, "the service hosts no such session")
+    hosted = hosted_only(service, params)
     try:
         answer = from_wire(params.get("answer"))
     except ProtocolError as exc:
@@ -260,9 +264,7 @@ async def _answer(service: Service, connection: Connection, params: dict[str, An
 @_method("session/rewakes")
 async def _rewakes(service: Service, connection: Connection, params: dict[str, Any]
                    ) -> dict[str, Any]:
-    hosted = find_hosted(service, _text(params, "session_id"))
-    if hosted is None:
-        raise RemoteError(ErrorCode.UNKNOWN_SESSION, "the service hosts no such session")
+    hosted = hosted_only(service, params)
     return {"text": hosted.rewakes.text(), "rewakes": to_wire(hosted.rewakes.all())}
 
 

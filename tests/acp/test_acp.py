@@ -8,8 +8,6 @@ questions it asks, session/cancel, session/load in a new process.
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,8 +24,8 @@ from aimon_core.testing import (
     StallStream,
     Step,
 )
+from tests.e2e.conftest import AIMON, MODEL, PROVIDER, aimon_env
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
 WAIT = 60.0
 
 
@@ -91,17 +89,11 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def environment(server: LoopbackModelServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    env.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=server.openai_base_url,
-               AIMON_NO_LOCAL_PROBE="1", AIMON_PROVIDER="openai", AIMON_MODEL="gpt-5.4")
-    return env
-
-
 @asynccontextmanager
 async def agent(editor: Editor, server: LoopbackModelServer, project: Path
                 ) -> AsyncIterator[Any]:
-    async with spawn_agent_process(editor, AIMON, "acp", env=environment(server),
+    async with spawn_agent_process(editor, AIMON, "acp", env=aimon_env(
+            server, AIMON_PROVIDER=PROVIDER, AIMON_MODEL=MODEL),
                                    cwd=str(project)) as (conn, _process):
         await asyncio.wait_for(conn.initialize(protocol_version=1,
                                                client_capabilities=EDITOR_FS), WAIT)
@@ -110,6 +102,25 @@ async def agent(editor: Editor, server: LoopbackModelServer, project: Path
 
 def run(scenario: Callable[[], Any]) -> None:
     asyncio.run(asyncio.wait_for(scenario(), WAIT * 2))
+
+
+def one_prompt(editor: Editor, script: list[Step], project: Path, text: str
+               ) -> tuple[Any, Any, list[RecordedRequest]]:
+    """Run one prompt in a new session of a new `aimon acp`; return (the new session's
+    answer, the prompt's answer, the model's requests)."""
+    found: list[Any] = []
+
+    async def scenario() -> None:
+        with LoopbackModelServer(script, provider="openai") as server:
+            async with agent(editor, server, project) as conn:
+                opened = await conn.new_session(cwd=str(project), mcp_servers=[])
+                found.append(opened)
+                found.append(await conn.prompt(session_id=opened.session_id,
+                                               prompt=[text_block(text)]))
+            found.append(server.requests)
+
+    run(scenario)
+    return found[0], found[1], found[2]
 
 
 def edit_script(path: Path) -> list[Step]:
@@ -124,19 +135,11 @@ def test_a_prompt_streams_text_and_tool_calls_and_the_edit_goes_through_the_edit
         project: Path) -> None:
     target = project / "a.txt"
     editor = Editor("allow_once")
-
-    async def scenario() -> None:
-        with LoopbackModelServer(edit_script(target), provider="openai") as server:
-            async with agent(editor, server, project) as conn:
-                opened = await conn.new_session(cwd=str(project), mcp_servers=[])
-                assert opened.modes.current_mode_id == "default"
-                assert {m.id for m in opened.modes.available_modes} == {
-                    "default", "acceptEdits", "plan", "bypassPermissions"}
-                done = await conn.prompt(session_id=opened.session_id,
-                                         prompt=[text_block("fix a.txt")])
-                assert done.stop_reason == "end_turn"
-
-    run(scenario)
+    opened, done, _ = one_prompt(editor, edit_script(target), project, "fix a.txt")
+    assert opened.modes.current_mode_id == "default"
+    assert {m.id for m in opened.modes.available_modes} == {
+        "default", "acceptEdits", "plan", "bypassPermissions"}
+    assert done.stop_reason == "end_turn"
     assert editor.text() == "Reading.Edited."
     starts = editor.of(schema.ToolCallStart)
     assert [(s.tool_call_id, s.kind) for s in starts] == [("call_read", "read"),
@@ -162,16 +165,8 @@ def test_a_prompt_streams_text_and_tool_calls_and_the_edit_goes_through_the_edit
 def test_a_rejected_permission_leaves_the_file_alone(project: Path) -> None:
     target = project / "a.txt"
     editor = Editor("reject")
-
-    async def scenario() -> None:
-        with LoopbackModelServer(edit_script(target), provider="openai") as server:
-            async with agent(editor, server, project) as conn:
-                opened = await conn.new_session(cwd=str(project), mcp_servers=[])
-                await conn.prompt(session_id=opened.session_id, prompt=[text_block("fix")])
-                assert "rejected in the editor" in server.requests[-1].tool_results()[
-                    "call_edit"]
-
-    run(scenario)
+    _, _, requests = one_prompt(editor, edit_script(target), project, "fix")
+    assert "rejected in the editor" in requests[-1].tool_results()["call_edit"]
     assert {u.tool_call_id: u.status for u in editor.of(schema.ToolCallProgress)} == {
         "call_read": "completed", "call_edit": "failed"}
     assert target.read_text() == "one\n" and editor.written == []
@@ -247,15 +242,10 @@ def test_the_todo_list_is_the_plan(project: Path) -> None:
              {"content": "Fix it", "status": "in_progress", "activeForm": "Fixing it"},
              {"content": "Test it", "status": "pending", "activeForm": "Testing it"}]
 
-    async def scenario() -> None:
-        script = [Reply(tool_calls=(ScriptedToolCall(name="TodoWrite", input={"todos": todos}),)),
-                  Reply(text="planned")]
-        with LoopbackModelServer(script, provider="openai") as server:
-            async with agent(editor, server, project) as conn:
-                opened = await conn.new_session(cwd=str(project), mcp_servers=[])
-                await conn.prompt(session_id=opened.session_id, prompt=[text_block("plan")])
-
-    run(scenario)
+    script: list[Step] = [
+        Reply(tool_calls=(ScriptedToolCall(name="TodoWrite", input={"todos": todos}),)),
+        Reply(text="planned")]
+    one_prompt(editor, script, project, "plan")
     [plan] = editor.of(schema.AgentPlanUpdate)
     assert [(e.content, e.status) for e in plan.entries] == [
         ("Read it", "completed"), ("Fix it", "in_progress"), ("Test it", "pending")]
