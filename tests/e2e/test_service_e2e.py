@@ -351,9 +351,11 @@ def test_a_background_command_that_finishes_while_idle_wakes_the_session(
 
 def test_killing_the_service_mid_call_loses_nothing(service: Service) -> None:
     release = fifo(service.project / "kill-release")
+    # A call that may change something (`touch`) is recorded, durably and after every line
+    # before it, as started before it runs: the case where "may have run" matters.
     test = service.script("T-kill", lambda request, n: Reply(
         text="Running it.", tool_calls=(ScriptedToolCall(name="Bash", id="call_k", input={
-            "command": f"cat {release}", "description": "wait"}),))
+            "command": f"cat {release.name} && touch kill-after", "description": "wait"}),))
         if n == 1 else Reply(text="Carrying on."))
     session_id = service.background("T-kill: run the long command", "--allowed-tools", "Bash")
     arrived(test)
