@@ -93,17 +93,15 @@ class RecordKeeper:
     async def mark_started(self, use: ToolUseBlock, may_change: bool) -> None:
         """Record a tool call as started, before it runs (crash recovery: "may have run").
 
-        Durable (fsync, ~0.5-4 ms), and waited for, only for a call that may change
-        something; a read-only call's line is queued in order behind the session's other
-        writes and not synced: whether it ran or not, it changed nothing.
+        Waited for either way, so that everything before it (the turn's prompt, the model's
+        answer) is written before the tool runs: a process killed while a long command runs
+        keeps the turn so far. Durable (fsync, ~0.5-4 ms) only for a call that may change
+        something; a read-only call's line is not synced: whether it ran or not, it changed
+        nothing, and what is written survives a killed process (not a lost machine).
         """
         self._ensure_stored()
-        mark = self.store.records.mark_tool_started
-        if may_change:
-            await self.writer.write_now(mark, self.id, [use.id], lease=self.claimed.lease,
-                                        sync=True)
-        else:
-            self.writer.write(mark, self.id, [use.id], lease=self.claimed.lease, sync=False)
+        await self.writer.write_now(self.store.records.mark_tool_started, self.id, [use.id],
+                                    lease=self.claimed.lease, sync=may_change)
         self._record = replace(self._record,
                                started_tool_ids=(*self._record.started_tool_ids, use.id))
 
