@@ -11,6 +11,7 @@ folder around them skip them. Generated table: credential locations by spellings
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ LOCATIONS = [
 SPELLINGS = [
     "cat {f}", "cat {abs}", "cat {rel}", "head -c 10 {f}", "tail {abs}", "grep -n x {f}",
     "sort {abs}", "wc -c {f}", "diff {f} a.txt", "cat < {f}", "cat < {abs}", "nl {f}",
-    "sed -n 1p {f}", "cut -c1-3 {abs}", "file {f}", "cat ./link/{leaf}", "cat {glob}",
+    "sed -n 1p {f}", "cut -c1-3 {abs}", "file {f}", "cat ./{link}/{leaf}", "cat {glob}",
     "cat {dir}/{star}", "grep -r x {dir}", "rg x {dir}", "grep -f {f} a.txt", "cat -- {abs}",
 ]
 ENVIRON = [
@@ -50,21 +51,32 @@ ENVIRON = [
 ]
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("credentials") / "home"
     for location in LOCATIONS:
         path = home / location
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("token=t0ps3cret\n")
     (home / "notes.txt").write_text("just notes\n")
-    monkeypatch.setenv("HOME", str(home))
-    return home
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        yield home
 
 
-@pytest.fixture
-def project(tmp_path: Path, home: Path) -> Path:
-    return make_project(tmp_path / "proj")
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, home: Path) -> Path:
+    """One project for the module (deciding writes nothing): a link to each credential folder."""
+    project = make_project(tmp_path_factory.mktemp("credentials") / "proj")
+    for location in {_link(location): location for location in LOCATIONS}.values():
+        (project / _link(location)).symlink_to((home / location).parent)
+    (project / "keys").symlink_to(home / ".ssh")
+    return project
+
+
+def _link(location: str) -> str:
+    """Return the project's link to `location`'s folder."""
+    return "link-" + str(Path(location).parent).replace("/", "-").replace(".", "_")
 
 
 def _spelled(spelling: str, location: str, home: Path, project: Path) -> str:
@@ -72,6 +84,7 @@ def _spelled(spelling: str, location: str, home: Path, project: Path) -> str:
     rel = os.path.relpath(path, project)
     glob = str(path.parent / (path.name[:-1] + "?")) if len(path.name) > 1 else str(path)
     return spelling.format(f=f"~/{location}", abs=path, rel=rel, leaf=path.name,
+                           link=_link(location),
                            dir=f"~/{Path(location).parent}" if "/" in location else "~",
                            star=".*" if path.name.startswith(".") else "*", glob=glob)
 
@@ -82,7 +95,6 @@ def _spelled(spelling: str, location: str, home: Path, project: Path) -> str:
                          ids=["read-only", "rules"])
 def test_reading_a_credential_file_asks(home: Path, project: Path, location: str,
                                         spelling: str, allow: tuple[str, ...]) -> None:
-    (project / "link").symlink_to((home / location).parent)
     command = _spelled(spelling, location, home, project)
     decision = decide_in(project, command, rules(allow=allow))
     assert decision.verdict is ASK, (command, decision.reason)
@@ -99,7 +111,6 @@ def test_reading_a_process_environment_asks(project: Path, command: str) -> None
                                      "grep -r x /", "diff -r ~ ."])
 def test_a_recursive_read_around_credentials_asks(home: Path, project: Path,
                                                   command: str) -> None:
-    (project / "keys").symlink_to(home / ".ssh")
     decision = decide_in(project, command, rules())
     assert decision.verdict is ASK, decision.reason
 
@@ -129,8 +140,7 @@ def test_searches_of_the_home_folder_skip_credentials(home: Path, project: Path,
     allowed = read_filter(lambda: rules(), project)
     assert not allowed(home / location)
     assert allowed(home / "notes.txt")
-    (project / "keys").symlink_to((home / location).parent)
-    assert not allowed(project / "keys" / Path(location).name)
+    assert not allowed(project / _link(location) / Path(location).name)
 
 
 @pytest.mark.parametrize("path", ["/proc/self/environ", "/proc/1/environ"])
