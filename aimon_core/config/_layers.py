@@ -195,11 +195,12 @@ def _gate(
         if item.layer not in _PROJECT_LAYERS or item.values is None:
             gated.append(item)
             continue
-        kept, digests = split_risky(item.values, trusted.__contains__)
+        kept, digests = split_risky(item.values, trusted.__contains__, root)
         everything.extend(digests)
         held = [d for d in digests if d not in trusted]
         if held:
-            what.extend(describe_risks(split_risky(item.values, set(held).__contains__)[0]))
+            what.extend(describe_risks(
+                split_risky(item.values, set(held).__contains__, root)[0]))
         gated.append(_Layer(layer=item.layer, path=item.path, values=kept, trusted=not held))
     for skill in repository_skill_hooks(root):
         digest = skill_hooks_item(skill)

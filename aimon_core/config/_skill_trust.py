@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aimon_core.config._scripts import named_scripts
 from aimon_core.config._trust import TrustStore, item_digest
 
 if TYPE_CHECKING:
@@ -25,7 +26,19 @@ _PREVIEW = 60
 
 
 def skill_hooks_item(skill: Skill) -> str:
-    """Return the digest the skill's hooks are trusted by (its name and every action)."""
+    """Return the digest the skill's hooks are trusted by (its name, every action, and the
+    scripts of its folder the actions run: `named_scripts`)."""
+    from aimon_core.skill import DenyAction
+
+    folder = skill.directory
+    variables = {"AIMON_SKILL_DIR": str(folder), "CLAUDE_SKILL_DIR": str(folder)}
+    scripts: dict[str, str] = {}
+    for field, _ in _EVENTS:
+        for action in getattr(skill.hooks, field):
+            if not isinstance(action, DenyAction):
+                scripts |= named_scripts(action.command, folder, variables)
+    if scripts:
+        return item_digest("skillHooks", skill.name, _hooks_json(skill), scripts)
     return item_digest("skillHooks", skill.name, _hooks_json(skill))
 
 

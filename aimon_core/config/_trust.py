@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from aimon_core._atomic import write_atomic
+from aimon_core.config._mcp import MCPServerConfig, StdioServerConfig
+from aimon_core.config._scripts import named_scripts
 from aimon_core.config._settings import HookMatcherConfig, hooks_to_json
 from aimon_core.config._validate import LayerValues
 from aimon_core.permission import PermissionMode
@@ -73,16 +75,21 @@ def request_hash(items: Collection[str]) -> str:
     return hashlib.sha256("\n".join(sorted(items)).encode("ascii")).hexdigest()
 
 
-def split_risky(values: LayerValues, keep: Callable[[str], bool]
+def split_risky(values: LayerValues, keep: Callable[[str], bool], folder: Path | None = None
                 ) -> tuple[LayerValues, tuple[str, ...]]:
     """Return the layer with only the risky items `keep` accepts, and every item's digest.
 
-    What only narrows or informs (deny and ask rules, the model, a narrowing mode) stays.
+    What only narrows or informs (deny and ask rules, the model, a narrowing mode) stays. With
+    `folder` (the project), a hook or MCP server is known by the repository scripts its
+    command names too (`named_scripts`): a changed script is a changed item.
     """
     seen: list[str] = []
+    variables = ({"AIMON_PROJECT_DIR": str(folder), "CLAUDE_PROJECT_DIR": str(folder)}
+                 if folder is not None else {})
 
-    def kept(*parts: Any) -> bool:
-        digest = item_digest(*parts)
+    def kept(*parts: Any, runs: str | tuple[str, ...] = ()) -> bool:
+        scripts = named_scripts(runs, folder, variables) if folder is not None and runs else {}
+        digest = item_digest(*parts, scripts) if scripts else item_digest(*parts)
         seen.append(digest)
         return keep(digest)
 
@@ -107,7 +114,7 @@ def split_risky(values: LayerValues, keep: Callable[[str], bool]
         shell_env_passthrough=tuple(n for n in values.shell_env_passthrough
                                     if kept("shellEnvPassthrough", n)),
         mcp_servers=tuple((n, c) for n, c in values.mcp_servers
-                          if kept("mcpServers", n, c.to_json())),
+                          if kept("mcpServers", n, c.to_json(), runs=_server_words(c))),
         sandbox=values.sandbox.kept(lambda name, value: kept("sandbox", name, value))
         if values.sandbox is not None else None,
     )
@@ -119,8 +126,18 @@ def _kept_group(event: str, group: HookMatcherConfig, kept: Callable[..., bool]
     """Return the hook group with the commands `kept` accepts (each with event and matcher)."""
     commands = tuple(
         command for command in group.hooks
-        if kept("hooks", hooks_to_json({event: (dataclasses.replace(group, hooks=(command,)),)})))
+        if kept("hooks", hooks_to_json({event: (dataclasses.replace(group, hooks=(command,)),)}),
+                runs=command.command))
     return dataclasses.replace(group, hooks=commands) if commands else None
+
+
+def _server_words(config: MCPServerConfig) -> tuple[str, ...]:
+    """Return the words a stdio MCP server is started with (none for a remote one)."""
+    match config:
+        case StdioServerConfig(command=command, args=args):
+            return (command, *args)
+        case _:
+            return ()
 
 
 def without_risky(values: LayerValues) -> LayerValues:
