@@ -31,6 +31,7 @@ from aimon_core.config._trust import (
     TrustStore,
     describe_risks,
     folder_key,
+    remember_question,
     request_hash,
     split_risky,
     user_dir,
@@ -210,8 +211,10 @@ def _gate(
     pending = [d for d in everything if d not in trusted]
     if not pending:
         return gated, None
-    return gated, TrustRequest(folder=Path(folder_key(root)), config_hash=request_hash(pending),
-                               what=tuple(what), items=tuple(sorted(set(everything))))
+    request = TrustRequest(folder=Path(folder_key(root)), config_hash=request_hash(pending),
+                           what=tuple(what), items=tuple(sorted(set(everything))))
+    remember_question(request.folder, request.config_hash, request.items)
+    return gated, request
 
 
 def merge(

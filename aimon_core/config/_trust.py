@@ -75,6 +75,20 @@ def request_hash(items: Collection[str]) -> str:
     return hashlib.sha256("\n".join(sorted(items)).encode("ascii")).hexdigest()
 
 
+# The questions this process asked, by folder and question hash: what trusting each trusts.
+# `TrustStore.trust(folder, request.config_hash)` (how callers trusted a folder before trust
+# was per item) trusts exactly what that question offered, never a folder as it reads later.
+_ASKED: dict[tuple[str, str], tuple[str, ...]] = {}
+_ASKED_KEPT = 64
+
+
+def remember_question(folder: Path | str, config_hash: str, items: Collection[str]) -> None:
+    """Remember what the question `config_hash` about `folder` offers to trust."""
+    _ASKED[(folder_key(folder), config_hash)] = tuple(items)
+    while len(_ASKED) > _ASKED_KEPT:
+        del _ASKED[next(iter(_ASKED))]
+
+
 def split_risky(values: LayerValues, keep: Callable[[str], bool], folder: Path | None = None
                 ) -> tuple[LayerValues, tuple[str, ...]]:
     """Return the layer with only the risky items `keep` accepts, and every item's digest.
@@ -214,10 +228,18 @@ class TrustStore:
             return frozenset()
         return frozenset(item for item in items if isinstance(item, str))
 
-    def trust(self, folder: Path | str, items: Collection[str]) -> None:
-        """Record that the user trusts exactly `items` (digests) in `folder` from now on."""
+    def trust(self, folder: Path | str, items: Collection[str] | str) -> None:
+        """Record that the user trusts exactly `items` (digests) in `folder` from now on.
+
+        A string is a question's `config_hash`: what that question (asked in this process)
+        offered is trusted; an unknown hash is an error, never a whole folder.
+        """
         if isinstance(items, str):
-            raise TypeError("items is a collection of item digests (TrustRequest.items)")
+            asked = _ASKED.get((folder_key(folder), items))
+            if asked is None:
+                raise ValueError(f"no trust question {items[:12]}… was asked about {folder} "
+                                 "here: pass TrustRequest.items")
+            items = asked
         with self._locked():
             folders = self._read()
             folders[folder_key(folder)] = {

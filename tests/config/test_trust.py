@@ -118,6 +118,25 @@ def test_trust_holds_each_item_until_it_changes(
     assert trust_store.trusted_items(project) == frozenset()
 
 
+def test_trusting_a_question_by_its_hash_trusts_what_it_offered(
+    project: Path, trust_store: TrustStore, write: Writer
+) -> None:
+    """`trust(folder, request.config_hash)`, as callers wrote it before trust was per item."""
+    write("project", RISKY)
+    request = load_settings(project, trust_store=trust_store).pending_trust
+    assert request is not None
+    # The folder changes after the question was asked: the new hook is not what was offered.
+    write("local", {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x.sh"}]}]}})
+
+    trust_store.trust(request.folder, request.config_hash)
+    assert trust_store.trusted_items(project) == set(request.items)
+    later = load_settings(project, trust_store=trust_store)
+    assert later.settings.permissions.allow == ("Bash(npm:*)",)
+    assert "Stop" not in later.settings.hooks
+    assert later.pending_trust is not None
+    assert later.pending_trust.what == ("adds 1 hook (Stop: x.sh)",)
+
+
 def test_removing_settings_takes_trust_from_nothing_else(
     project: Path, trust_store: TrustStore, write: Writer
 ) -> None:
@@ -191,7 +210,7 @@ def test_trust_file_is_written_atomically_and_privately(project: Path) -> None:
     assert leftovers == []
     assert store.trusted_items(project) == {"abc", "0ff"}
     assert TrustStore(store.path).trusted_items(str(project) + "/.") == {"abc", "0ff"}
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="no trust question"):
         store.trust(project, "abc")
 
 
