@@ -57,9 +57,12 @@ if TYPE_CHECKING:
     from aimon_core.llm._models import (
         DEFAULT_MODELS,
         ModelInfo,
+        agent_model,
         cost_usd,
+        implied_provider,
         known_models,
         model_info,
+        resolve_model_alias,
     )
     from aimon_core.llm._openai import OpenAIClient
     from aimon_core.llm._redact import RedactingClient, SecretSource, redact_message
@@ -78,9 +81,12 @@ _LAZY = {
     "AnthropicClient": "_anthropic",
     "DEFAULT_MODELS": "_models",
     "ModelInfo": "_models",
+    "agent_model": "_models",
     "cost_usd": "_models",
+    "implied_provider": "_models",
     "known_models": "_models",
     "model_info": "_models",
+    "resolve_model_alias": "_models",
     "OpenAIClient": "_openai",
     "RedactingClient": "_redact",
     "SecretSource": "_redact",
@@ -147,9 +153,11 @@ __all__ = [
     "ToolUseStarted",
     "Usage",
     "UsageReported",
+    "agent_model",
     "choose_provider",
     "collect",
     "cost_usd",
+    "implied_provider",
     "known_models",
     "make_client",
     "model_info",
@@ -157,5 +165,6 @@ __all__ = [
     "probe_ollama",
     "redact_message",
     "reply",
+    "resolve_model_alias",
     "script",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from aimon_core.llm._messages import Usage
@@ -194,6 +195,67 @@ def model_info(name: str, provider: str | None = None) -> ModelInfo:
         # keep limits and prices, but the parameter rules belong to the other provider.
         return dataclasses.replace(best, name=name, provider=provider)
     return dataclasses.replace(best, name=name)
+
+
+# Claude Code's model aliases name a rank of model, not a model: `haiku`, `sonnet`, `opus`
+# (`sonnet[1m]` asks for the long context, which aimon's models have). For Anthropic an alias
+# is a family and means its newest model in the registry (newest first), so `fable` works too;
+# OpenAI's models of the same rank stand in for the three Claude Code names.
+_OPENAI_RANKS = {"haiku": "gpt-5.4-mini", "sonnet": "gpt-5.4", "opus": "gpt-5.5"}
+_ALIAS = re.compile(r"([a-z]+)(?:\[1m\])?")
+
+
+def resolve_model_alias(name: str, provider: str) -> str | None:
+    """Return the model an alias (`haiku`, `sonnet`, `opus`, a Claude family) means for
+    `provider`; None when `name` is no alias there.
+
+    The one place aliases are read: agents' `model:` and `/model NAME` both ask it.
+    """
+    match = _ALIAS.fullmatch(name.strip().lower())
+    if match is None:
+        return None
+    alias = match.group(1)
+    if provider == "openai":
+        return _OPENAI_RANKS.get(alias)
+    if provider != "anthropic":
+        return None
+    family = f"claude-{alias}-"
+    return next((i.name for i in _REGISTRY if i.name.startswith(family)), None)
+
+
+def implied_provider(model: str | None) -> str | None:
+    """Return the provider a model name belongs to by its prefix; None when it does not say."""
+    if not model:
+        return None
+    # No router prefix is stripped: `anthropic/claude-…` is a name for an OpenAI-compatible
+    # router, not for Anthropic.
+    if model.startswith("claude"):
+        return "anthropic"
+    if model.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
+        return "openai"
+    return None
+
+
+def agent_model(wanted: str | None, provider: str, current: str) -> str:
+    """Return the model an agent's `model:` runs on, given the session's provider and model.
+
+    None and `inherit` keep `current`. An alias means the provider's current model of that
+    rank, except on a model server aimon does not know (a local one), which keeps `current`.
+    A full name of another provider keeps `current` (the session cannot reach it); any other
+    name is taken as given.
+    """
+    if wanted is None or wanted.strip().lower() in ("", "inherit", "default"):
+        return current
+    alias = resolve_model_alias(wanted, provider)
+    if alias is not None:
+        return alias if _is_known(current) else current
+    implied = implied_provider(wanted)
+    return current if implied not in (None, provider) else wanted.strip()
+
+
+def _is_known(name: str) -> bool:
+    bare = _normalize(name)
+    return any(bare.startswith(i.name) for i in _REGISTRY if i.name != "claude")
 
 
 def known_models(provider: str) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from aimon_core.llm._client import LLMClient
 from aimon_core.llm._errors import ModelConfigError
-from aimon_core.llm._models import DEFAULT_MODELS
+from aimon_core.llm._models import DEFAULT_MODELS, implied_provider
 from aimon_core.llm._retry import RetryingClient, RetryPolicy
 
 PROVIDERS = ("anthropic", "openai")
@@ -88,10 +88,10 @@ def choose_provider(
     env_model = env.get("AIMON_MODEL") or None
     chosen = (
         provider
-        or _implied_provider(model)
+        or implied_provider(model)
         or ("openai" if base_url else None)
         or env.get("AIMON_PROVIDER")
-        or _implied_provider(env_model)
+        or implied_provider(env_model)
         or _provider_from_keys(env)
     )
     model = model or env_model
@@ -117,16 +117,6 @@ def choose_provider(
     return ProviderChoice(
         provider=chosen, model=model or DEFAULT_MODELS[chosen], base_url=base_url, api_key=api_key
     )
-
-
-def _implied_provider(model: str | None) -> str | None:
-    if not model:
-        return None
-    if model.startswith("claude"):
-        return "anthropic"
-    if model.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
-        return "openai"
-    return None
 
 
 def _provider_from_keys(env: Mapping[str, str]) -> str | None:

@@ -66,7 +66,7 @@ def find_agent(name: str | None, project_root: Path,
 def choose_model(flags: RuntimeFlags, settings: LoadedSettings, agent: AgentDefinition
                  ) -> ProviderChoice:
     """Choose provider and model: flags, then settings and environment, then the agent's."""
-    from aimon_core.llm import ModelConfigError, choose_provider, probe_ollama
+    from aimon_core.llm import ModelConfigError, agent_model, choose_provider, probe_ollama
 
     merged = settings.settings
     try:
@@ -78,14 +78,9 @@ def choose_model(flags: RuntimeFlags, settings: LoadedSettings, agent: AgentDefi
         )
     except ModelConfigError as exc:
         raise RuntimeSetupError(exc.message) from exc
-    wanted = agent.model.name
-    if wanted is None or merged.model or os.environ.get("AIMON_MODEL") or choice.detected_local:
+    if merged.model or os.environ.get("AIMON_MODEL") or choice.detected_local:
         return choice
-    implied = "anthropic" if wanted.startswith("claude") else (
-        "openai" if wanted.startswith(("gpt", "o3", "o4")) else None)
-    if implied not in (None, choice.provider):
-        return choice
-    return replace(choice, model=wanted)
+    return replace(choice, model=agent_model(agent.model.name, choice.provider, choice.model))
 
 
 def permission_rules(flags: RuntimeFlags, settings: LoadedSettings

@@ -119,13 +119,10 @@ def fork_runtime(base: ForkBase, agent: AgentDefinition,
 
 
 def _model(agent: AgentDefinition, base: ForkBase) -> str:
-    """Return the agent's own model when the base's provider serves it, else the base's."""
-    wanted = agent.model.name
-    if wanted is None:
-        return base.model
-    implied = "anthropic" if wanted.startswith("claude") else (
-        "openai" if wanted.startswith(("gpt", "o3", "o4")) else None)
-    return wanted if implied == base.client.provider else base.model
+    """Return the agent's own model (an alias as the provider's current one), else the base's."""
+    from aimon_core.llm import agent_model
+
+    return agent_model(agent.model.name, base.client.provider, base.model)
 
 
 async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: ToolContext

@@ -1,0 +1,91 @@
+"""Claude Code's model aliases (`haiku`, `sonnet`, `opus`, `inherit`): one place reads them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from aimon_core.llm import (
+    LLMResponse,
+    ScriptedLLMClient,
+    agent_model,
+    known_models,
+    reply,
+    resolve_model_alias,
+)
+from aimon_core.runtime import RuntimeParts, build_runtime
+from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
+
+# (alias, provider) -> the model it means; every alias is a model the registry knows.
+ALIASES = {
+    ("haiku", "anthropic"): "claude-haiku-5-5",
+    ("sonnet", "anthropic"): "claude-sonnet-5-5",
+    ("opus", "anthropic"): "claude-opus-5-5",
+    ("Sonnet", "anthropic"): "claude-sonnet-5-5",
+    ("sonnet[1m]", "anthropic"): "claude-sonnet-5-5",
+    ("fable", "anthropic"): "claude-fable-5-1",
+    ("haiku", "openai"): "gpt-5.4-mini",
+    ("sonnet", "openai"): "gpt-5.4",
+    ("opus", "openai"): "gpt-5.5",
+}
+
+
+@pytest.mark.parametrize(("alias", "provider"), sorted(ALIASES))
+def test_an_alias_means_the_providers_current_model(alias: str, provider: str) -> None:
+    model = resolve_model_alias(alias, provider)
+    assert model == ALIASES[alias, provider]
+    assert model in known_models(provider)
+
+
+@pytest.mark.parametrize("name", ["claude-sonnet-4-5", "gpt-4o", "llama3", "", "son net",
+                                  "fable", "haiku-ish"])
+def test_names_that_are_no_alias_for_openai(name: str) -> None:
+    assert resolve_model_alias(name, "openai") is None
+
+
+CASES = [
+    # (wanted, provider, session's model) -> model the agent runs on
+    (None, "anthropic", "claude-sonnet-5-5", "claude-sonnet-5-5"),
+    ("inherit", "anthropic", "claude-opus-5-5", "claude-opus-5-5"),
+    ("haiku", "anthropic", "claude-sonnet-5-5", "claude-haiku-5-5"),
+    ("opus", "openai", "gpt-5.4", "gpt-5.5"),
+    ("claude-opus-4-5", "anthropic", "claude-sonnet-5-5", "claude-opus-4-5"),
+    # Another provider's model cannot be reached from this session: the session's is kept.
+    ("claude-opus-4-5", "openai", "gpt-5.4", "gpt-5.4"),
+    ("gpt-4o", "anthropic", "claude-sonnet-5-5", "claude-sonnet-5-5"),
+    # A local model server: an alias keeps the model it serves; its own names pass.
+    ("haiku", "openai", "llama3.1:8b", "llama3.1:8b"),
+    ("qwen2.5-coder", "openai", "llama3.1:8b", "qwen2.5-coder"),
+]
+
+
+@pytest.mark.parametrize(("wanted", "provider", "current", "expected"), CASES)
+def test_agent_model(wanted: str | None, provider: str, current: str, expected: str) -> None:
+    assert agent_model(wanted, provider, current) == expected
+
+
+def test_a_subagent_with_model_haiku_runs_on_haiku(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / ".claude" / "agents").mkdir(parents=True)
+    (root / ".claude" / "agents" / "quick.md").write_text(
+        "---\nname: quick\ndescription: Quick lookups.\nmodel: haiku\n---\nYou are quick.\n")
+    steps: list[LLMResponse] = [
+        reply("", ("Task", {"description": "look", "prompt": "look up x",
+                            "subagent_type": "quick"})),
+        reply("found x"), reply("done")]
+    client = ScriptedLLMClient(steps=list(steps), provider="anthropic")
+
+    async def main() -> None:
+        assembly = build_runtime(root, parts=RuntimeParts(client=client, model="claude-sonnet-5-5"))
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        live = await assembly.open_session(store)
+        await live.submit("delegate")
+        await live.close()
+        await assembly.aclose()
+
+    asyncio.run(main())
+    models = [(r.model, "You are quick" in r.system) for r in client.requests]
+    assert models == [("claude-sonnet-5-5", False), ("claude-haiku-5-5", True),
+                      ("claude-sonnet-5-5", False)]
