@@ -40,7 +40,13 @@ from aimon_core.agent._events import (
     ToolCallStarted,
 )
 from aimon_core.agent._executor import AgentExecutor, Compactor, ExecutionRequest, OrcaExecutor
-from aimon_core.agent._frontmatter import split_frontmatter
+from aimon_core.agent._frontmatter import (
+    Frontmatter,
+    NoFrontmatterError,
+    read_frontmatter,
+    split_frontmatter,
+    usable_name,
+)
 from aimon_core.agent._prompt import (
     Environment,
     ProjectInstructions,
@@ -108,11 +114,13 @@ __all__ = [
     "ExecutionRequest",
     "ExecutionResult",
     "ExecutionStarted",
+    "Frontmatter",
     "GateVerdict",
     "IterationStarted",
     "MessageSink",
     "ModelRetrying",
     "ModelStreamRestarted",
+    "NoFrontmatterError",
     "NotRemembered",
     "Notice",
     "OrcaExecutor",
@@ -134,8 +142,10 @@ __all__ = [
     "new_execution_id",
     "parse_agent",
     "parse_frontmatter",
+    "read_frontmatter",
     "read_only",
     "repair_tool_pairs",
     "split_frontmatter",
     "split_tool_list",
+    "usable_name",
 ]

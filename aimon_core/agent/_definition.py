@@ -13,27 +13,29 @@ Both aimon's own shape and Claude Code's subagent shape load:
     You review {{language}} code ...
 
 Unknown keys are kept in `extra` and named in a warning. Frontmatter that is not valid YAML (a
-common case: an unquoted colon inside a description) is repaired by quoting such values, and
-failing that read line by line, with a warning.
+common case: an unquoted colon inside a description) is read key by key as Claude Code reads
+it (`agent._frontmatter.read_frontmatter`), with a warning per key. A name that cannot be typed
+(spaces, capitals) loads under the file's name.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from aimon_core.agent._frontmatter import (
-    FrontmatterYAMLError,
-    fallback_fields,
-    load_frontmatter_yaml,
-    quote_colon_values,
+    Frontmatter,
+    NoFrontmatterError,
+    read_frontmatter,
     split_frontmatter,
+    usable_name,
 )
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+# A model id, or an alias (`sonnet[1m]`); never words (`haiku | sonnet <pick one>`).
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@\[\]-]*")
 
 class AgentDefinitionError(ValueError):
     """An agent file cannot be used; says which file and why."""
@@ -90,40 +92,27 @@ class AgentDefinition:
 def parse_frontmatter(text: str, source: str) -> tuple[dict[str, Any], str, tuple[str, ...]]:
     """Return (fields, body, warnings) of a Markdown file with YAML frontmatter.
 
-    Frontmatter with values holding `: ` unquoted (the usual fault of files written for Claude
-    Code) is read with them quoted; other invalid YAML is read line by line; a warning says
-    which.
+    YAML that Claude Code accepts and PyYAML does not is recovered key by key
+    (`read_frontmatter`), one warning per key naming what was assumed.
     """
-    front, body = split_frontmatter(text)
+    return _read(text, source)[:3]
+
+
+def _read(text: str, source: str
+          ) -> tuple[dict[str, Any], str, tuple[str, ...], Frontmatter]:
+    front, _ = split_frontmatter(text.replace("\r\n", "\n") if "\r" in text else text)
     if front is None:
         if text.lstrip().startswith("---"):
             raise AgentDefinitionError(
                 source, "no YAML frontmatter: the opening --- must be the first line, at column 0,"
                 " and a closing --- line must follow")
         raise AgentDefinitionError(source, "no YAML frontmatter (the file must start with ---)")
-    # A top-level plain value holding ": " is never valid YAML; quoting it is the usual fix,
-    # tried first (the file as it is would only fail).
-    repaired = quote_colon_values(front)
-    if repaired is not None:
-        try:
-            fields = load_frontmatter_yaml(repaired)
-        except FrontmatterYAMLError:
-            fields = None
-        if isinstance(fields, dict):
-            return {str(k): v for k, v in fields.items()}, body, (
-                f"{source}: frontmatter is not valid YAML (a value holds ': ' without quotes);"
-                " quoted values holding ': '",)
     try:
-        loaded = load_frontmatter_yaml(front) if front.strip() else {}
-    except FrontmatterYAMLError as exc:
-        reason = str(exc).splitlines()[0]
-        return fallback_fields(front), body, (
-            f"{source}: frontmatter is not valid YAML ({reason}); read it line by line",)
-    if loaded is None:
-        loaded = {}
-    if not isinstance(loaded, dict):
-        raise AgentDefinitionError(source, "frontmatter must be a mapping of keys to values")
-    return {str(k): v for k, v in loaded.items()}, body, ()
+        read = read_frontmatter(text)
+    except NoFrontmatterError as exc:
+        raise AgentDefinitionError(source, str(exc)) from None
+    warnings = tuple(f"{source}: frontmatter {w}" for w in read.warnings)
+    return read.fields, read.body, warnings, read
 
 
 def split_tool_list(value: object, source: str) -> tuple[str, ...] | None:
@@ -139,6 +128,9 @@ def split_tool_list(value: object, source: str) -> tuple[str, ...] | None:
         return tuple(v.strip() for v in value if v.strip())
     if not isinstance(value, str):
         raise AgentDefinitionError(source, "tools must be a list or a comma-separated string")
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):  # a flow list read as text
+        value = value[1:-1]
     separator = "," if "," in value else None
     if "(" not in value:
         return tuple(p.strip() for p in value.split(separator) if p.strip())
@@ -226,10 +218,15 @@ def _description(value: object, source: str) -> str:
 def parse_agent(text: str, *, source: str = "<memory>", default_name: str | None = None
                 ) -> AgentDefinition:
     """Parse an agent definition; raise AgentDefinitionError naming the source and the field."""
-    fields, body, warnings = parse_frontmatter(text, source)
-    name = fields.get("name", default_name)
-    if not isinstance(name, str) or not _NAME.match(name.strip()):
-        raise AgentDefinitionError(source, f"name {name!r} must be letters, digits, - _ . or :")
+    fields, body, warnings, read = _read(text, source)
+    written = fields.get("name")
+    if written is not None and not isinstance(written, str):
+        raise AgentDefinitionError(source, f"name {written!r} must be text")
+    name, note = usable_name(written.strip() if written else None, default_name or "")
+    if name is None:
+        raise AgentDefinitionError(source, f"name {written!r} must be letters, digits, - _ . or :")
+    if note:
+        warnings += (f"{source}: {note} (the file's name)",)
     description = _description(fields.get("description"), source)
     variables = fields.get("variables") or {}
     if not isinstance(variables, dict):
@@ -237,14 +234,24 @@ def parse_agent(text: str, *, source: str = "<memory>", default_name: str | None
     if not body.strip():
         raise AgentDefinitionError(source, "the prompt (the Markdown body) is empty")
     tools = _tools(fields, source)
+    lost = sorted(read.unreadable.intersection(_TOOL_KEYS))
+    if lost:
+        # Never more than the text says: a tool list that cannot be read gives no tools.
+        tools = ()
+        warnings += (f"{source}: {lost[0]} cannot be read; the agent gets no tools",)
+    model = _model(fields.get("model"), source)
+    if model.name is not None and not _MODEL_NAME.fullmatch(model.name):
+        warnings += (f"{source}: model {model.name!r} is not a model name; the session's "
+                     "model is used",)
+        model = replace(model, name=None)
     unknown = sorted(k for k in fields if k not in _KNOWN and k not in _IGNORED)
     if unknown:
         warnings += (f"{source}: unknown frontmatter key(s) {', '.join(unknown)}; ignored",)
     return AgentDefinition(
-        name=name.strip(),
+        name=name,
         description=description,
         prompt_template=body.strip() + "\n",
-        model=_model(fields.get("model"), source),
+        model=model,
         max_iterations=_max_iterations(fields, source),
         variables={str(k): "" if v is None else str(v) for k, v in variables.items()},
         tools=tools,

@@ -61,6 +61,8 @@ class CustomCommand:
     argument_hint: str = ""
     allowed_tools: tuple[str, ...] = ()
     model: str | None = None
+    # What reading the file had to assume (YAML Claude Code accepts and PyYAML does not).
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,30 +147,22 @@ def parse_command(name: str, path: Path, *, inside: Path | None = None,
     OSError when it cannot be read, or may not be (`read_own`: it leads out of `inside`, is
     not a regular file, or `readable` refuses it).
     """
-    import yaml
-
-    from aimon_core.agent import split_frontmatter
+    from aimon_core.agent import read_frontmatter
     from aimon_core.filesystem import read_own
 
     if not NAME_PATTERN.fullmatch(name):
         raise ValueError(f"{name!r} is not a usable command name")
     data = read_own(path, inside=inside, readable=readable, limit=_COMMAND_LIMIT)
-    front, body = split_frontmatter(data.decode("utf-8"))
-    fields: Any = {}
-    if front is not None and front.strip():
-        try:
-            fields = yaml.safe_load(front)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"frontmatter is not valid YAML: {' '.join(str(exc).split())}"
-                             ) from None
-    if not isinstance(fields, dict):
-        raise ValueError("frontmatter must be a YAML mapping of fields to values")
+    read = read_frontmatter(data.decode("utf-8"))  # NoFrontmatterError is a ValueError
+    fields: dict[str, Any] = read.fields
+    body = read.body
     description = _text(fields.get("description")) or _first_line(body)
     return CustomCommand(
         name=name, path=path, body=body, description=description,
         argument_hint=_text(fields.get("argument-hint")),
         allowed_tools=_tools(fields.get("allowed-tools")),
         model=_text(fields.get("model")) or None,
+        warnings=tuple(f"frontmatter {w}" for w in read.warnings),
     )
 
 
@@ -307,6 +301,7 @@ def custom_commands(project_root: Path, taken: Iterable[str], *, claude_user: Pa
     notes = [f"{failure.path}: command skipped: {failure.reason}" for failure in failures]
     result: list[SlashCommand] = []
     for command in commands:
+        notes.extend(f"{command.path}: {warning}" for warning in command.warnings)
         if command.name in busy:
             notes.append(f"{command.path}: /{command.name} is already a command; skipped")
             continue

@@ -138,19 +138,19 @@ def disabling_name(text: str, *, default: str) -> str | None:
 
     The name is the frontmatter's `name`, else `default` (the folder or file name).
     """
-    from aimon_core.agent._frontmatter import split_frontmatter
+    from aimon_core.agent._frontmatter import (
+        NoFrontmatterError,
+        read_frontmatter,
+        split_frontmatter,
+        usable_name,
+    )
 
     front, body = split_frontmatter(text)
     if body.strip() or (front is None and text.strip()):
         return None
-    name: object = None
-    if front:
-        import yaml
-
-        try:
-            fields = yaml.safe_load(front)
-        except yaml.YAMLError:
-            fields = None
-        if isinstance(fields, dict):
-            name = fields.get("name")
-    return name.strip() if isinstance(name, str) and name.strip() else default
+    try:
+        written = read_frontmatter(text).fields.get("name")
+    except NoFrontmatterError:
+        written = None
+    text_name = written.strip() if isinstance(written, str) and written.strip() else None
+    return usable_name(text_name, default)[0] or default

@@ -1,8 +1,11 @@
 """Parse SKILL.md: Agent Skills frontmatter plus aimon's extensions, leniently where clear.
 
 A name that differs from its folder, an over-long name or description, an unknown field or a
-tool aimon lacks loads with a warning. A missing description, unparseable YAML or a field whose
-meaning is unclear (an unknown execution mode, a malformed hook) raises SkillError.
+tool aimon lacks loads with a warning; a name that cannot be typed (spaces, capitals) loads
+under the folder's name. YAML that Claude Code accepts and PyYAML does not is read key by key
+(`agent._frontmatter.read_frontmatter`), with a warning per key. A missing description, or a
+field whose meaning is unclear (an unknown execution mode, a malformed or unreadable hook)
+raises SkillError.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from aimon_core.agent._definition import (
     positive_int,
     split_tool_list,
 )
-from aimon_core.agent._frontmatter import split_frontmatter
+from aimon_core.agent._frontmatter import Frontmatter, split_frontmatter, usable_name
 from aimon_core.skill._hooks import parse_hooks
 from aimon_core.skill._model import (
     DEFAULT_MAX_ITERATIONS,
@@ -39,33 +42,26 @@ _CLAUDE_KEYS = frozenset({"argument-hint", "disable-model-invocation", "user-inv
 _KNOWN = _SPEC_KEYS | _AIMON_KEYS | _CLAUDE_KEYS
 
 
-def load_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
-    """Split and load SKILL.md frontmatter strictly: unparseable YAML is a SkillError."""
-    from aimon_core.agent._frontmatter import FrontmatterYAMLError, load_frontmatter_yaml
+def load_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str, Frontmatter]:
+    """Split and read SKILL.md frontmatter, recovering YAML that Claude Code accepts."""
+    from aimon_core.agent._frontmatter import NoFrontmatterError, read_frontmatter
 
-    front, body = split_frontmatter(text)
+    front, _ = split_frontmatter(text.replace("\r\n", "\n") if "\r" in text else text)
     if front is None:
         raise SkillError(path, "no YAML frontmatter (SKILL.md must start with a --- line and "
                                "the frontmatter must end with another)")
     try:
-        loaded = load_frontmatter_yaml(front) if front.strip() else {}
-    except FrontmatterYAMLError as exc:
-        reason = " ".join(str(exc).split())
-        hint = (" (quote a value that holds ': ' or write it as a block scalar)"
-                if "mapping values are not allowed" in reason else "")
-        raise SkillError(path, f"frontmatter is not valid YAML: {reason}{hint}") from exc
-    if loaded is None:
-        loaded = {}
-    if not isinstance(loaded, dict):
-        raise SkillError(path, "frontmatter must be a YAML mapping of fields to values")
-    return {str(k): v for k, v in loaded.items()}, body
+        read = read_frontmatter(text)
+    except NoFrontmatterError as exc:
+        raise SkillError(path, str(exc)) from None
+    return read.fields, read.body, read
 
 
 def parse_skill(text: str, *, path: Path, directory: Path | None = None) -> Skill:
     """Parse the text of a SKILL.md found at `path` (its folder names the skill)."""
     folder = directory if directory is not None else path.parent
-    fields, body = load_frontmatter(text, path)
-    warnings: list[str] = []
+    fields, body, read = load_frontmatter(text, path)
+    warnings = [f"frontmatter {w}" for w in read.warnings]
     name = _name(fields.get("name"), folder.name, path, warnings)
     description = _description(fields.get("description"), path, warnings)
     try:
@@ -75,6 +71,13 @@ def parse_skill(text: str, *, path: Path, directory: Path | None = None) -> Skil
     except AgentDefinitionError as exc:
         raise SkillError(path, exc.reason.replace("tools must", "allowed-tools must")) from exc
     execution = _execution(fields, path, warnings)
+    if "allowed-tools" in read.unreadable and execution.mode == "fork":
+        # A fork's tool list restricts it: read wrongly, the fork would get more tools.
+        raise SkillError(path, "allowed-tools cannot be read, and a forked skill's tool list "
+                               "must be exact")
+    if "hooks" in read.unreadable:
+        raise SkillError(path, "hooks cannot be read (not valid YAML); hooks are code, never "
+                               "half read")
     hooks = parse_hooks(fields.get("hooks"), path)
     if not hooks.is_empty and execution.mode == "inline":
         warnings.append("hooks run only when execution.mode is fork; ignored inline")
@@ -105,19 +108,21 @@ def parse_skill(text: str, *, path: Path, directory: Path | None = None) -> Skil
 def _name(value: object, folder: str, path: Path, warnings: list[str]) -> str:
     if value is None:
         warnings.append(f"name is missing; using the folder name {folder!r}")
-        value = folder
-    if not isinstance(value, str) or not value.strip():
+    elif not isinstance(value, str) or not value.strip():
         raise SkillError(path, "name must be a non-empty string")
-    name = unicodedata.normalize("NFKC", value.strip())
-    if any(c.isspace() or c in "/\\" or not c.isprintable() for c in name):
-        raise SkillError(path, f"name {name!r} cannot hold spaces or slashes: it is used as "
-                               f"the command /{name.split()[0]}")
+    written = None if value is None else unicodedata.normalize("NFKC", value.strip())
+    name, note = usable_name(written, unicodedata.normalize("NFKC", folder))
+    if name is None:
+        raise SkillError(path, f"name {written!r} cannot be typed as /name, nor can the folder's "
+                               f"name {folder!r}")
+    if note:
+        warnings.append(f"{note} (the folder's name)")
     if len(name) > 64:
         warnings.append(f"name is longer than 64 characters ({len(name)})")
-    if name != name.lower() or not _SPEC_NAME.match(name):
+    if not _SPEC_NAME.match(name):
         warnings.append(f"name {name!r} should be lower-case letters, digits and single "
                         "hyphens, not starting or ending with a hyphen")
-    if name != unicodedata.normalize("NFKC", folder):
+    if not note and value is not None and name != unicodedata.normalize("NFKC", folder):
         warnings.append(f"name {name!r} differs from its folder {folder!r}")
     return name
 

@@ -137,7 +137,7 @@ def load_named_agent(name: str, project_root: Path, readable: Readable | None = 
         except (OSError, UnicodeDecodeError) as exc:
             raise AgentDefinitionError(str(path), f"cannot be read ({exc})") from exc
         agent = parse_agent(text, source=str(path), default_name=path.stem)
-        return _with_partials(agent, path, inside, readable)
+        return _with_partials(checked_tools(agent), path, inside, readable)
     return None
 
 
@@ -174,6 +174,32 @@ def read_partials(template: str, folder: Path, readable: Readable | None = None
     return found, tuple(warnings)
 
 
+def checked_tools(agent: AgentDefinition) -> AgentDefinition:
+    """Return the agent without tool-list entries that are no tool name or rule, with a warning.
+
+    An entry aimon cannot read is dropped, never guessed at: the agent gets fewer tools,
+    never more (a list left with none gives none).
+    """
+    from aimon_core.permission import RuleError, parse_rule
+
+    if not agent.tools:
+        return agent
+    kept: list[str] = []
+    dropped: list[str] = []
+    for entry in agent.tools:
+        try:
+            parse_rule(entry)
+        except RuleError:
+            dropped.append(entry)
+        else:
+            kept.append(entry)
+    if not dropped:
+        return agent
+    note = (f"{agent.source}: tool list entr{'y' if len(dropped) == 1 else 'ies'} "
+            f"{', '.join(map(repr, dropped))} not a tool name or rule; left out")
+    return dataclasses.replace(agent, tools=tuple(kept), warnings=(*agent.warnings, note))
+
+
 def _with_partials(agent: AgentDefinition, path: Path, inside: Path | None,
                    readable: Readable | None) -> AgentDefinition:
     if "{{>" not in agent.prompt_template:
@@ -193,6 +219,6 @@ def _from_text(text: str, path: Path, layer: Layer, *, inside: Path | None = Non
         agent = parse_agent(text, source=str(path), default_name=path.stem)
     except AgentDefinitionError as exc:
         return LoadFailure(path=path, layer=layer, message=exc.reason)
-    agent = _with_partials(agent, path, inside, readable)
+    agent = _with_partials(checked_tools(agent), path, inside, readable)
     return Candidate(name=agent.name, description=agent.description, layer=layer, path=path,
                      value=agent, warnings=agent.warnings)

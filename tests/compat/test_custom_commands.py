@@ -45,11 +45,14 @@ def test_frontmatter_fields_are_read(tmp_path: Path) -> None:
 
 
 def test_a_broken_file_is_skipped_with_a_reason(tmp_path: Path) -> None:
-    write(tmp_path / "c" / "bad.md", "---\ndescription: [unclosed\n---\nx")
+    write(tmp_path / "c" / "bad.md", "---\n- a list\n---\nx")
     write(tmp_path / "c" / "good.md", "fine")
+    write(tmp_path / "c" / "odd.md", "---\ndescription: [unclosed\n---\nx")
     commands, failures = load_custom_commands([tmp_path / "c"])
-    assert [c.name for c in commands] == ["good"]
-    assert "not valid YAML" in failures[0].reason
+    assert [(c.name, c.description) for c in commands] == [("good", "fine"),
+                                                           ("odd", "[unclosed")]
+    assert "must be a YAML mapping" in failures[0].reason
+    assert "description: not valid YAML" in commands[1].warnings[0]
 
 
 def test_arguments_fill_like_claude_code() -> None:
