@@ -1,5 +1,8 @@
 """Subagent definitions by layer: built-in < user `agents/` < `.claude/agents/` < `.aimon/agents/`.
 
+Each layer's folder is searched with its sub-folders, which only sort the files (Claude Code
+reads `.claude/agents/team/builder.md` as the agent `builder`).
+
 A subagent is an agent definition (aimon_core.agent); this module only finds and layers them,
 and reads their files as aimon reads any file by itself (`aimon_core.filesystem.read_own`):
 a project's definition must not lead out of the project, special files are never read, the
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
 AgentRegistry = LayeredRegistry[AgentDefinition]
 _NOT_AGENTS = frozenset({"readme.md", "index.md", "license.md", "changelog.md"})
 _AGENT_LIMIT = 1024 * 1024
+# How deep sub-folders of an agents folder are searched (Claude Code's plugins use one level).
+_SUBFOLDER_DEPTH = 4
 _PARTIAL_LIMIT = 256 * 1024
 # `{{> name}}` with the default delimiters; a template that changes them gets no partials.
 _PARTIAL_TAG = re.compile(r"\{\{>\s*([^}\s]+)\s*\}\}")
@@ -91,7 +96,7 @@ def _all_layers(roots: AgentRoots) -> Iterator[Candidate[AgentDefinition] | Load
 def scan_agent_folder(root: Path, layer: Layer, *, inside: Path | None = None,
                       readable: Readable | None = None
                       ) -> Iterator[Candidate[AgentDefinition] | LoadFailure]:
-    """Yield a candidate or failure for each `<root>/*.md`.
+    """Yield a candidate or failure for each `<root>/*.md`, sub-folders included.
 
     Args:
         inside: the project the folder belongs to: nothing read may lead out of it.
@@ -101,19 +106,45 @@ def scan_agent_folder(root: Path, layer: Layer, *, inside: Path | None = None,
     if isinstance(listed, LoadFailure):
         yield listed
         return
-    for entry in listed:
-        lowered = entry.name.lower()
-        if lowered.startswith(".") or not lowered.endswith(".md") or lowered in _NOT_AGENTS:
-            continue
-        if Path(entry.path).is_dir():  # False for a loop, unlike DirEntry.is_dir
-            continue
-        path = Path(entry.path)
+    for path in _agent_files(listed, _SUBFOLDER_DEPTH):
         try:
             text = _read_text(path, inside, readable)
         except (OSError, UnicodeDecodeError) as exc:
             yield LoadFailure(path=path, layer=layer, message=f"cannot be read ({exc})")
             continue
         yield _from_text(text, path, layer, inside=inside, readable=readable)
+
+
+def _agent_files(entries: list[os.DirEntry[str]], depth: int) -> Iterator[Path]:
+    """Yield the agent files of a folder's entries, then of its real sub-folders, by name.
+
+    As in Claude Code, sub-folders only sort agents (`team/builder.md` is `builder`). A linked
+    sub-folder is not entered (it could lead out of the project, or loop); a linked file is
+    read through `read_own`, which checks where it leads.
+    """
+    folders: list[os.DirEntry[str]] = []
+    for entry in entries:
+        lowered = entry.name.lower()
+        if lowered.startswith("."):
+            continue
+        if _real_folder(entry):
+            folders.append(entry)
+        elif lowered.endswith(".md") and lowered not in _NOT_AGENTS \
+                and not Path(entry.path).is_dir():  # False for a loop, unlike DirEntry.is_dir
+            yield Path(entry.path)
+    for folder in folders if depth > 0 else ():
+        try:
+            inner = sorted(os.scandir(folder.path), key=lambda e: e.name)
+        except OSError:
+            continue
+        yield from _agent_files(inner, depth - 1)
+
+
+def _real_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def load_named_agent(name: str, project_root: Path, readable: Readable | None = None

@@ -80,3 +80,35 @@ def test_user_layer_follows_aimon_home(tmp_path: Path, monkeypatch: pytest.Monke
                 "---\ndescription: d\n---\nx\n")
     registry = load_agents(default_agent_roots(tmp_path / "repo"))
     assert {e.name: e.layer for e in registry.listing()}["mine"] == Layer.USER
+
+
+def test_sub_folders_sort_agents_as_in_claude_code(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    agents = repo / ".claude" / "agents"
+    write_agent(agents / "team", "builder.md", "---\nname: builder\ndescription: b\n---\nx\n")
+    write_agent(agents / "crypto" / "deep", "scanner.md", "---\ndescription: s\n---\nx\n")
+    write_agent(agents / ".hidden", "secret.md", "---\nname: secret\ndescription: h\n---\nx\n")
+    write_agent(agents / "team", "README.md", "# the team\n")
+    elsewhere = tmp_path / "elsewhere"
+    write_agent(elsewhere, "outside.md", "---\nname: outside\ndescription: o\n---\nx\n")
+    (agents / "linked").symlink_to(elsewhere)
+    registry = load_agents(roots(tmp_path))
+    layer = {e.name: e.path for e in registry.listing() if e.layer == Layer.CLAUDE_PROJECT}
+    assert layer == {"builder": agents / "team" / "builder.md",
+                     "scanner": agents / "crypto" / "deep" / "scanner.md"}
+    assert registry.failures == ()
+
+
+@pytest.mark.parametrize(("written", "loaded"), [
+    ("Code Reviewer", "reviewer-file"), ("CodeReviewer", "reviewer-file"),
+    ("code-reviewer", "code-reviewer"), ("plugin:reviewer", "plugin:reviewer")])
+def test_a_name_that_cannot_be_typed_loads_under_the_files(tmp_path: Path, written: str,
+                                                           loaded: str) -> None:
+    write_agent(tmp_path / "repo" / ".aimon" / "agents", "Reviewer File.md",
+                f"---\nname: {written}\ndescription: d\n---\nx\n")
+    registry = load_agents(roots(tmp_path))
+    agent = registry.get(loaded)
+    assert agent is not None
+    notes = [w for w in agent.warnings if "cannot be typed" in w]
+    assert len(notes) == (written != loaded)
+    assert all(repr(written) in note for note in notes)
