@@ -78,7 +78,7 @@ def parse_skill(text: str, *, path: Path, directory: Path | None = None) -> Skil
     if "hooks" in read.unreadable:
         raise SkillError(path, "hooks cannot be read (not valid YAML); hooks are code, never "
                                "half read")
-    hooks = parse_hooks(fields.get("hooks"), path)
+    hooks = parse_hooks(fields.get("hooks"), path, warnings)
     if not hooks.is_empty and execution.mode == "inline":
         warnings.append("hooks run only when execution.mode is fork; ignored inline")
     unknown = sorted(k for k in fields if k not in _KNOWN)

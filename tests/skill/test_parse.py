@@ -158,9 +158,68 @@ def test_errors_name_the_file_and_the_problem(text: str, fragment: str) -> None:
     ("hooks: {preTool: [{deny: ''}]}", "deny must give the reason"),
     ("hooks: {preTool: [{shell: ''}]}", "shell must be a command line"),
     ("hooks: {preTool: [{shell: x, when: y}]}", "unknown key(s) when"),
+    ("hooks: {PreToolUse: [{matcher: 'Notebook.*', hooks: [{command: x}]}]}",
+     "must be tool names joined by |"),
+    ("hooks: {PreToolUse: [{command: x}]}", "must be a mapping with hooks: a list"),
+    ("hooks: {Stop: [{matcher: Bash, hooks: [{command: x}]}]}",
+     "matcher applies only to PreToolUse"),
+    ("hooks: {PostToolUse: [{hooks: [{type: command}]}]}", "shell must be a command line"),
+    ("hooks: {PostToolUse: [{hooks: [{command: x, if: y}]}]}", "unknown key(s) if"),
+    ("hooks: {BeforeEverything: []}", "unknown event(s) BeforeEverything"),
 ])
 def test_malformed_hooks_are_errors(hooks: str, fragment: str) -> None:
     text = f"---\nname: my-skill\ndescription: d\nexecution: {{mode: fork}}\n{hooks}\n---\nb\n"
     with pytest.raises(SkillError) as info:
         parse_skill(text, path=PATH)
     assert fragment in info.value.reason
+
+
+# Claude Code's hook names and shape (PreToolUse: [{matcher, hooks: [{type, command}]}]) read
+# into the same actions as aimon's (preTool: [{matcher, shell}]).
+CLAUDE_HOOKS = """\
+hooks:
+  PreToolUse:
+    - matcher: "Write|Edit"
+      hooks:
+        - type: command
+          command: ./check.sh
+          timeout: 5
+  PostToolUse:
+    - matcher: "*"
+      hooks:
+        - {type: command, command: ./after.sh}
+        - {type: prompt, prompt: Was it fine?}
+  Stop:
+    - hooks:
+        - {type: command, command: ./done.sh}
+  SubagentStart:
+    - hooks:
+        - {type: command, command: ./start.sh}
+  UserPromptSubmit:
+    - hooks:
+        - {type: command, command: ./never.sh}
+"""
+
+
+def test_claude_code_hook_names_and_shape() -> None:
+    skill = parse_skill(skill_text(
+        "name: my-skill\ndescription: d\nexecution: {mode: fork, agent: explore}\n"
+        + CLAUDE_HOOKS), path=PATH)
+    assert skill.hooks.pre_tool == (
+        ShellAction(matcher="Write", command="./check.sh", timeout_seconds=5.0),
+        ShellAction(matcher="Edit", command="./check.sh", timeout_seconds=5.0))
+    assert skill.hooks.post_tool == (ShellAction(matcher=None, command="./after.sh"),)
+    assert skill.hooks.on_stop == (ShellAction(matcher=None, command="./done.sh"),)
+    assert skill.hooks.on_start == (ShellAction(matcher=None, command="./start.sh"),)
+    assert [w.split(": ", 1)[1] for w in skill.warnings] == [
+        "hooks.PostToolUse[0].hooks[1]: 'prompt' hooks are not run by aimon; skipped",
+        "hooks.UserPromptSubmit: never happens inside a skill or subagent here; skipped"]
+
+
+def test_both_names_of_one_event_add_up() -> None:
+    skill = parse_skill(skill_text(
+        "name: my-skill\ndescription: d\nexecution: {mode: fork, agent: explore}\n"
+        "hooks:\n  onStop: [{shell: ./a.sh}]\n  Stop: [{hooks: [{command: ./b.sh}]}]\n"),
+        path=PATH)
+    assert [a.command for a in skill.hooks.on_stop if isinstance(a, ShellAction)] == [
+        "./a.sh", "./b.sh"]
