@@ -96,7 +96,7 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def read_layer(path: Path, display: str, *, inside: Path | None = None
+def read_layer(path: Path, display: str, *, inside: Path | None = None, claude: bool = False
                ) -> LayerValues | None:
     """Read and check one settings file; return None if it does not exist.
 
@@ -123,7 +123,8 @@ def read_layer(path: Path, display: str, *, inside: Path | None = None
             path=path, key=None, display=display,
             reason=f"not valid UTF-8 (byte {error.start})",
         ) from None
-    return check_layer(parse_json(text, path, display), path=path, display=display)
+    return check_layer(parse_json(text, path, display), path=path, display=display,
+                       claude=claude)
 
 
 def parse_json(text: str, path: Path | None, display: str) -> Any:
@@ -154,9 +155,13 @@ def parse_json(text: str, path: Path | None, display: str) -> Any:
         ) from None
 
 
-def check_layer(value: Any, *, path: Path | None, display: str) -> LayerValues:
-    """Check a parsed settings document; raise SettingsError naming the first bad key."""
-    return _Checker(path=path, display=display).layer(value)
+def check_layer(value: Any, *, path: Path | None, display: str, claude: bool = False
+                ) -> LayerValues:
+    """Check a parsed settings document; raise SettingsError naming the first bad key.
+
+    `claude`: the document is one of Claude Code's settings files.
+    """
+    return _Checker(path=path, display=display, claude=claude).layer(value)
 
 
 def _describe(value: Any) -> str:
@@ -180,6 +185,8 @@ def _describe(value: Any) -> str:
 class _Checker:
     path: Path | None
     display: str
+    # One of Claude Code's settings files: its keys mean what they mean to Claude Code.
+    claude: bool = False
     warnings: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -241,9 +248,7 @@ class _Checker:
             shell_env_passthrough=self.items(
                 data["shellEnvPassthrough"], "shellEnvPassthrough", self.env_name
             ) if "shellEnvPassthrough" in data else (),
-            mcp_servers=check_mcp_servers(
-                data["mcpServers"], key="mcpServers", path=self.path, display=self.display,
-            ) if "mcpServers" in data else (),
+            mcp_servers=self.mcp_servers(data),
             sandbox=check_sandbox(self, data["sandbox"]) if "sandbox" in data else None,
             warnings=tuple(self.warnings),
             unused=tuple(self.unused),
@@ -251,6 +256,18 @@ class _Checker:
             **permissions,
             **compaction,
         )
+
+    def mcp_servers(self, data: dict[str, Any]) -> tuple[tuple[str, MCPServerConfig], ...]:
+        if "mcpServers" not in data:
+            return ()
+        if self.claude:
+            # Claude Code reads servers from .mcp.json and ~/.claude.json, never from its
+            # settings files: a server written here runs in neither program.
+            self.warnings.append(f"{self.display}: mcpServers: ignored, as Claude Code ignores "
+                                 "it here; MCP servers belong in .mcp.json")
+            return ()
+        return check_mcp_servers(data["mcpServers"], key="mcpServers", path=self.path,
+                                 display=self.display)
 
     def optional(self, data: dict[str, Any], key: str, check: Callable[[Any, str], Any]) -> Any:
         return check(data[key], key) if key in data else None
@@ -272,12 +289,28 @@ class _Checker:
             self.fail(key, f"invalid rule {text!r}: {error.reason}")
         return rule.text
 
+    def allow_rule(self, value: Any, key: str) -> str | None:
+        """Read an allow rule; one aimon cannot read is skipped with a warning (None).
+
+        Skipping an allow rule only means asking where it would have allowed: fail closed.
+        Deny and ask rules that cannot be read stop loading (`rule`).
+        """
+        text = self.string(value, key)
+        try:
+            return parse_rule(text).text
+        except RuleError as error:
+            self.warnings.append(f"{self.display}: {key}: allow rule {text!r} skipped: "
+                                 f"{error.reason}; such calls are asked about")
+            return None
+
     def permissions(self, value: Any) -> dict[str, Any]:
         data = self.mapping(value, "permissions", PERMISSION_KEYS)
         result: dict[str, Any] = {}
         for name in ("allow", "ask", "deny"):
             if name in data:
-                result[name] = self.items(data[name], f"permissions.{name}", self.rule)
+                check = self.allow_rule if name == "allow" else self.rule
+                rules = self.items(data[name], f"permissions.{name}", check)
+                result[name] = tuple(rule for rule in rules if rule is not None)
         if "defaultMode" in data:
             result["default_mode"] = PermissionMode(self.choice(
                 data["defaultMode"], "permissions.defaultMode", PERMISSION_MODES
