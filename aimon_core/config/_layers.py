@@ -98,7 +98,8 @@ def load_settings(
     """
     root = Path(project_root).absolute()
     read = [(layer, path, read_layer(path, _display(path, root),
-                                     inside=root if layer in _PROJECT_LAYERS else None))
+                                     inside=root if layer in _PROJECT_LAYERS else None,
+                                     claude=layer.is_claude))
             for layer, path in settings_paths(root)]
     # A missing Claude Code file is no layer at all: sources list what a user of aimon expects.
     layers = [_Layer(layer=layer, path=path, values=values) for layer, path, values in read

@@ -115,3 +115,23 @@ def test_values_aimon_uses_are_still_checked_strictly(
         load_settings(project, trust_store=trust_store, trust_all=True)
     assert message in str(info.value)
     assert str(info.value).startswith(".claude/settings.json: ")
+
+
+@pytest.mark.parametrize("file", [".claude/settings.json", ".claude/settings.local.json"])
+def test_mcp_servers_in_claude_codes_settings_are_ignored_with_a_warning(
+        project: Path, trust_store: TrustStore, file: str) -> None:
+    server = {"command": "npx", "args": ["-y", "some-server"]}
+    write_json(project / file, {"mcpServers": {"here": server}})
+    write_json(project / ".mcp.json", {"mcpServers": {"there": server}})
+    loaded = load_settings(project, trust_store=trust_store, trust_all=True)
+    assert list(loaded.settings.mcp_servers) == ["there"]
+    assert f"{file}: mcpServers: ignored, as Claude Code ignores it here; MCP servers belong " \
+           "in .mcp.json" in loaded.warnings
+
+
+def test_mcp_servers_in_aimons_settings_still_load(project: Path, trust_store: TrustStore
+                                                   ) -> None:
+    write_json(project / ".aimon" / "settings.json",
+               {"mcpServers": {"ours": {"command": "server"}}})
+    loaded = load_settings(project, trust_store=trust_store, trust_all=True)
+    assert list(loaded.settings.mcp_servers) == ["ours"]
