@@ -5,7 +5,8 @@ Claude Code) hold one command per `.md` file; a subfolder is a namespace
 (`frontend/component.md` is `/frontend:component`). Optional YAML frontmatter gives
 `description`, `argument-hint`, `allowed-tools` and `model`. The body becomes the turn's
 prompt with `$ARGUMENTS` and `$1`... filled, `@path` replaced by the file's content and
-`` !`command` `` by the command's output.
+`` !`command` `` by the command's output; a backslash before the `!` leaves the text
+`` !`command` `` as it is.
 
 Prompts are not code, so commands load without trust (RELIABILITY.md, point 10). A
 `` !`command` `` is a Bash tool call made for the user: it passes the runtime's permission gate
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 COMMANDS_DIR = "commands"
 _ARGUMENT = re.compile(r"\$(ARGUMENTS|[1-9])")
-_BANG = re.compile(r"!`([^`\n]+)`")
+_BANG = re.compile(r"(\\?)!`([^`\n]+)`")
 _AT_FILE = re.compile(r"(?<![\w@])@((?:\.{0,2}/)?[\w.\-/]+)")
 _FILE_LIMIT = 256 * 1024
 _COMMAND_LIMIT = 1024 * 1024
@@ -234,7 +235,9 @@ async def expand(command: CustomCommand, args: str, project_root: Path,
     """
     notes: list[str] = []
     text = fill_arguments(command.body, args)
-    outputs = [await _bang(found.group(1), live, notes) for found in _BANG.finditer(text)]
+    # `\!`cmd`` is the text !`cmd`, never run (as in Claude Code).
+    outputs = [f"!`{found.group(2)}`" if found.group(1) else
+               await _bang(found.group(2), live, notes) for found in _BANG.finditer(text)]
     pieces = iter(outputs)
     text = _BANG.sub(lambda _: next(pieces), text)
     return _attach_files(text, project_root, notes, readable), notes
@@ -286,24 +289,26 @@ def _attach_files(text: str, project_root: Path, notes: list[str],
 
 
 def custom_commands(project_root: Path, taken: Iterable[str], *, claude_user: Path,
-                    readable: Readable | None = None
+                    readable: Readable | None = None, replaceable: Iterable[str] = ()
                     ) -> tuple[tuple[SlashCommand, ...], tuple[str, ...]]:
     """Return the slash commands of every commands folder and notes on the ones skipped.
 
-    Names in `taken` (system and skill commands) win; a file naming one is reported. A file
-    of the project that leads out of it, or that `readable` (the deny rules) refuses, is
-    skipped with a note.
+    Names in `taken` (system and skill commands) win, and a file naming one is reported,
+    except names in `replaceable` (aimon's built-in skills): as in Claude Code, the project's
+    own `/commit` replaces a built-in one. A file of the project that leads out of it, or that
+    `readable` (the deny rules) refuses, is skipped with a note.
     """
     roots = command_roots(project_root, claude_user)
     commands, failures = load_custom_commands(roots, project_root=project_root,
                                               readable=readable)
-    busy = set(taken)
+    busy = set(taken) - set(replaceable)
     notes = [f"{failure.path}: command skipped: {failure.reason}" for failure in failures]
     result: list[SlashCommand] = []
     for command in commands:
         notes.extend(f"{command.path}: {warning}" for warning in command.warnings)
         if command.name in busy:
-            notes.append(f"{command.path}: /{command.name} is already a command; skipped")
+            notes.append(f"{command.path}: not used: /{command.name} is already a command of "
+                         "aimon or of a skill (rename the file to use it)")
             continue
         origin = next((f"command {root.parent.name}" for root in roots
                        if command.path.is_relative_to(root)), "command")

@@ -166,7 +166,8 @@ def _warm_first_call() -> None:
 def _commands(extensions: Extensions, notices: list[str], root: Path,
               readable: Callable[[Path], bool] | None = None) -> CommandRegistry:
     """Return the system commands with /skills and the rest, one command per skill, and the
-    Markdown commands of `.aimon/commands/` and `.claude/commands/` (skills win a name)."""
+    Markdown commands of `.aimon/commands/` and `.claude/commands/` (skills win a name, but
+    for aimon's built-in ones)."""
     from aimon_core.command import CommandNameError, custom_commands, default_registry
     from aimon_core.config import claude_user_dir
 
@@ -178,7 +179,7 @@ def _commands(extensions: Extensions, notices: list[str], root: Path,
             notices.append(f"skill {command.name!r} has no slash command: {exc} "
                            f"(use /skill {command.name})")
     markdown, notes = custom_commands(root, registry.names(), claude_user=claude_user_dir(),
-                                      readable=readable)
+                                      readable=readable, replaceable=extensions.builtin_skills())
     notices.extend(notes)
     for command in markdown:
         registry.register(command)

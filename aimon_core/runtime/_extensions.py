@@ -90,6 +90,13 @@ class Extensions:
         """Return the skills the model may start with the Skill tool."""
         return tuple(s for s in self.skills.values() if s.invoke.model)
 
+    def builtin_skills(self) -> tuple[str, ...]:
+        """Return the names of the skills that come with aimon (a project's command wins)."""
+        from aimon_core.skill import Layer
+
+        return tuple(e.name for e in self.skills.listing()
+                     if e.layer in (Layer.BUILTIN, Layer.BUNDLED))
+
     def notices(self) -> list[str]:
         """Return a line for each skill or agent file that could not be loaded."""
         return [f"{failure.path}: skipped ({failure.message})"

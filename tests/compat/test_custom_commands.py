@@ -82,6 +82,15 @@ def test_bang_commands_need_a_session(tmp_path: Path) -> None:
     assert notes == ["not run: !`date` (no session and Bash tool to run it with)"]
 
 
+def test_an_escaped_bang_is_text_and_never_runs(tmp_path: Path) -> None:
+    body = "Write \\!`git status` in the docs; run !`date`; keep \\!`rm -rf x` too."
+    [command], _ = load_custom_commands([write(tmp_path / "c" / "x.md", body).parent])
+    prompt, notes = asyncio.run(expand(command, "", tmp_path, None))
+    assert prompt.startswith("Write !`git status` in the docs; run (the command `date` was not")
+    assert prompt.endswith("; keep !`rm -rf x` too.")
+    assert notes == ["not run: !`date` (no session and Bash tool to run it with)"]
+
+
 def test_names_taken_by_other_commands_are_reported(tmp_path: Path) -> None:
     root = tmp_path / "proj"
     write(root / ".claude" / "commands" / "help.md", "mine")
@@ -89,5 +98,30 @@ def test_names_taken_by_other_commands_are_reported(tmp_path: Path) -> None:
     commands, notes = custom_commands(root, taken=("help",), claude_user=tmp_path / "cu")
     assert [c.name for c in commands] == ["deploy"]
     assert [c.origin for c in commands] == ["command .claude"]
-    assert notes == (f"{root / '.claude' / 'commands' / 'help.md'}: /help is already a "
-                     "command; skipped",)
+    assert notes == (f"{root / '.claude' / 'commands' / 'help.md'}: not used: /help is already "
+                     "a command of aimon or of a skill (rename the file to use it)",)
+
+
+def test_the_projects_command_replaces_a_built_in_skill_not_a_system_command(
+        tmp_path: Path) -> None:
+    from aimon_core.llm import ScriptedLLMClient
+    from aimon_core.runtime import RuntimeParts, build_runtime
+
+    root = tmp_path / "proj"
+    write(root / ".claude" / "commands" / "commit.md", "Commit our way: $ARGUMENTS")
+    write(root / ".claude" / "commands" / "help.md", "my help")
+    assembly = build_runtime(root, parts=RuntimeParts(client=ScriptedLLMClient(steps=[])))
+    assert assembly.commands is not None
+    commit, help_command = assembly.commands.get("commit"), assembly.commands.get("help")
+    assert commit is not None and commit.origin == "command .claude"
+    assert help_command is not None and help_command.origin == ""
+    help_file = root / ".claude" / "commands" / "help.md"
+    assert f"{help_file}: not used: /help is already a command of aimon or of a skill " \
+           "(rename the file to use it)" in assembly.notices
+    # A skill of the project still wins over a command of the same name, as in Claude Code.
+    skill = root / ".claude" / "skills" / "commit" / "SKILL.md"
+    write(skill, "---\nname: commit\ndescription: Our commit skill.\n---\nCommit as a skill.\n")
+    assembly = build_runtime(root, parts=RuntimeParts(client=ScriptedLLMClient(steps=[])))
+    assert assembly.commands is not None
+    winner = assembly.commands.get("commit")
+    assert winner is not None and winner.origin == "skill commit"
