@@ -1,4 +1,4 @@
-"""`aimon mcp list|get|add|remove`: the MCP servers of the settings files and `.mcp.json`.
+"""`aimon mcp list|get|add|remove|login|logout`: the MCP servers of the settings and `.mcp.json`.
 
 Scopes, as Claude Code's: `local` (this project, only you: .aimon/settings.local.json, the
 default), `project` (shared with the team: .mcp.json), `user` (every project: the user
@@ -169,3 +169,43 @@ def remove_server(
     path = scope_file(scopes[0], root)
     _edit(path, lambda servers: servers.pop(name, None))
     typer.echo(f"Removed MCP server {name} from {path}")
+
+
+def _remote(name: str) -> MCPServerConfig:
+    matches = [config for _, n, config in _entries(Path.cwd()) if n == name]
+    if not matches:
+        typer.echo(f"No MCP server named {name!r} (aimon mcp list shows them).", err=True)
+        raise typer.Exit(1)
+    return matches[-1]  # the narrowest scope wins, as when aimon connects
+
+
+@mcp_app.command("login")
+def login_server(name: str) -> None:
+    """Sign in to a remote server: the authorization page opens in a browser (or is printed)."""
+    import asyncio
+    import os
+
+    from aimon_core.mcp import MCPConnectionError, login, login_timeout
+
+    config = _remote(name)
+
+    def notify(text: str) -> None:
+        typer.echo(text, err=True)
+
+    try:
+        said = asyncio.run(login(name, config, env=os.environ, notify=notify,
+                                 seconds=login_timeout(os.environ)))
+    except MCPConnectionError as exc:
+        typer.echo(f"aimon: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(said)
+
+
+@mcp_app.command("logout")
+def logout_server(name: str) -> None:
+    """Forget the sign-in to a server (its tokens and registered client)."""
+    from aimon_core.mcp import logout
+
+    removed = logout(name)
+    typer.echo(f"Signed out of MCP server {name}." if removed
+               else f"aimon kept no sign-in for MCP server {name}.")

@@ -9,6 +9,9 @@ from aimon_core.agent._approval import (
     ApprovalScope,
     ApprovalWithdrawn,
     Asker,
+    FieldValue,
+    FormField,
+    FormRequest,
 )
 from aimon_core.agent._budget import BudgetTracker, ExecutionBudget
 from aimon_core.agent._definition import (
@@ -114,6 +117,9 @@ __all__ = [
     "ExecutionRequest",
     "ExecutionResult",
     "ExecutionStarted",
+    "FieldValue",
+    "FormField",
+    "FormRequest",
     "Frontmatter",
     "GateVerdict",
     "IterationStarted",

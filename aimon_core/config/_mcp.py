@@ -3,6 +3,24 @@
 An entry is either a program aimon starts (``{"command", "args", "env", "cwd"}``, type
 ``stdio``) or a server it connects to (``{"type": "http" | "sse", "url", "headers"}``). Only
 the shape is checked here; `aimon_core.mcp` starts and talks to the servers.
+
+A remote server may say how aimon signs in to it (`oauth`; without it aimon registers itself
+with the server's authorization server when you run `aimon mcp login NAME`):
+
+    "oauth": {"clientId": "aimon-at-acme", "clientSecret": "${ACME_SECRET}",
+              "callbackPort": 8765, "scope": "read write",
+              "grant": "authorization_code" | "client_credentials",
+              "privateKeyFile": "~/.keys/acme.pem", "signingAlgorithm": "RS256",
+              "issuer": "https://auth.acme.example",
+              "clientMetadataUrl": "https://acme.example/aimon-client.json"}
+
+(`clientMetadataUrl`: where a client metadata document for aimon is published; an
+authorization server that reads such documents takes the URL as the client id, others get a
+dynamic registration.)
+
+and any server what aimon answers when it asks the user for input (`elicitation`): "ask" (the
+default: asked where someone can answer, declined in print mode), "acceptDefaults" (asked where
+someone can answer, else the form's defaults are sent), or "decline".
 """
 
 from __future__ import annotations
@@ -12,7 +30,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from aimon_core.config._settings import SettingsError, key_path
@@ -20,11 +38,49 @@ from aimon_core.config._settings import SettingsError, key_path
 MCP_JSON_FILE = ".mcp.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,48}")
-_STDIO_KEYS = ("type", "command", "args", "env", "cwd")
-_HTTP_KEYS = ("type", "url", "headers")
+_STDIO_KEYS = ("type", "command", "args", "env", "cwd", "elicitation")
+_HTTP_KEYS = ("type", "url", "headers", "oauth", "elicitation")
+_OAUTH_KEYS = ("clientId", "clientSecret", "callbackPort", "scope", "grant", "privateKeyFile",
+               "signingAlgorithm", "issuer", "clientMetadataUrl")
 # Keys Claude Code and other clients write that aimon does not use; they are not errors.
-_IGNORED_KEYS = ("disabled", "description", "timeout", "alwaysAllow", "autoApprove", "oauth")
+_IGNORED_KEYS = ("disabled", "description", "timeout", "alwaysAllow", "autoApprove")
 HTTPTransport = Literal["http", "sse"]
+Elicitation = Literal["ask", "acceptDefaults", "decline"]
+ELICITATION = ("ask", "acceptDefaults", "decline")
+OAuthGrant = Literal["authorization_code", "client_credentials"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OAuthConfig:
+    """How aimon signs in to a remote server; every field None: dynamic registration.
+
+    `client_secret` may hold ${VAR}, expanded when aimon connects. A `client_credentials`
+    grant signs in as the program itself (no browser): with the secret, or with a private
+    key (`private_key_file`, a PEM file) that signs a JWT assertion.
+    """
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    callback_port: int | None = None
+    scope: str | None = None
+    grant: OAuthGrant = "authorization_code"
+    private_key_file: str | None = None
+    signing_algorithm: str = "RS256"
+    issuer: str | None = None
+    client_metadata_url: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the entry's `oauth` object (the keys given)."""
+        data = {"clientId": self.client_id, "clientSecret": self.client_secret,
+                "callbackPort": self.callback_port, "scope": self.scope,
+                "privateKeyFile": self.private_key_file, "issuer": self.issuer,
+                "clientMetadataUrl": self.client_metadata_url}
+        out: dict[str, Any] = {k: v for k, v in data.items() if v is not None}
+        if self.grant != "authorization_code":
+            out["grant"] = self.grant
+        if self.private_key_file is not None:
+            out["signingAlgorithm"] = self.signing_algorithm
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +91,7 @@ class StdioServerConfig:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     cwd: str | None = None
+    elicitation: Elicitation = "ask"
 
     @property
     def transport(self) -> str:
@@ -54,6 +111,8 @@ class StdioServerConfig:
             data["env"] = dict(self.env)
         if self.cwd is not None:
             data["cwd"] = self.cwd
+        if self.elicitation != "ask":
+            data["elicitation"] = self.elicitation
         return data
 
 
@@ -65,6 +124,8 @@ class HTTPServerConfig:
     transport: HTTPTransport = "http"
     # Values may hold ${VAR}: expanded from the environment when aimon connects.
     headers: tuple[tuple[str, str], ...] = ()
+    oauth: OAuthConfig | None = None
+    elicitation: Elicitation = "ask"
 
     def describe(self) -> str:
         """Return the URL, for listings and the trust question."""
@@ -75,6 +136,10 @@ class HTTPServerConfig:
         data: dict[str, Any] = {"type": self.transport, "url": self.url}
         if self.headers:
             data["headers"] = dict(self.headers)
+        if self.oauth is not None:
+            data["oauth"] = self.oauth.to_json()
+        if self.elicitation != "ask":
+            data["elicitation"] = self.elicitation
         return data
 
 
@@ -97,6 +162,8 @@ def server_credentials(config: MCPServerConfig, environ: Mapping[str, str]
     from aimon_core.shell import MIN_SECRET_LENGTH, is_secret
 
     pairs = config.env if isinstance(config, StdioServerConfig) else config.headers
+    if isinstance(config, HTTPServerConfig) and config.oauth and config.oauth.client_secret:
+        pairs = (*pairs, ("OAUTH_CLIENT_SECRET", config.oauth.client_secret))
     found: list[tuple[str, str]] = []
     for name, raw in pairs:
         value = expand(raw, environ)
@@ -138,7 +205,10 @@ def check_server(entry: Any, *, key: str, path: Path | None, display: str) -> MC
             raise _fail(display, path, key_path(key, "url"), "expected an http:// or https:// URL")
         return HTTPServerConfig(url=str(url), transport="sse" if kind == "sse" else "http",
                                 headers=_strings(entry.get("headers", {}), key_path(key, "headers"),
-                                                 path, display))
+                                                 path, display),
+                                oauth=_oauth(entry.get("oauth"), key_path(key, "oauth"), path,
+                                             display),
+                                elicitation=_elicitation(entry, key, path, display))
     if kind != "stdio":
         raise _fail(display, path, key,
                     "expected 'command' (a program to start) or 'type': 'http' with a 'url'")
@@ -154,7 +224,58 @@ def check_server(entry: Any, *, key: str, path: Path | None, display: str) -> MC
         raise _fail(display, path, key_path(key, "cwd"), "expected a folder")
     return StdioServerConfig(command=command, args=tuple(args), cwd=cwd,
                              env=_strings(entry.get("env", {}), key_path(key, "env"),
-                                          path, display))
+                                          path, display),
+                             elicitation=_elicitation(entry, key, path, display))
+
+
+def _elicitation(entry: Mapping[str, Any], key: str, path: Path | None, display: str
+                 ) -> Elicitation:
+    value = entry.get("elicitation", "ask")
+    if value not in ELICITATION:
+        raise _fail(display, path, key_path(key, "elicitation"),
+                    f"expected one of {', '.join(ELICITATION)}")
+    return cast(Elicitation, value)
+
+
+def _oauth(value: Any, key: str, path: Path | None, display: str) -> OAuthConfig | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise _fail(display, path, key, "expected an object")
+    _known_keys(value, _OAUTH_KEYS, key, path, display)
+    texts: dict[str, str | None] = {}
+    for name in ("clientId", "clientSecret", "scope", "privateKeyFile", "signingAlgorithm",
+                 "issuer", "clientMetadataUrl"):
+        item = value.get(name)
+        if item is not None and (not isinstance(item, str) or not item.strip()):
+            raise _fail(display, path, key_path(key, name), "expected a non-empty string")
+        texts[name] = item
+    port = value.get("callbackPort")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
+                             or not 1 <= port <= 65535):
+        raise _fail(display, path, key_path(key, "callbackPort"), "expected a port number")
+    grant = value.get("grant", "authorization_code")
+    if grant not in ("authorization_code", "client_credentials"):
+        raise _fail(display, path, key_path(key, "grant"),
+                    "expected authorization_code or client_credentials")
+    if grant == "client_credentials" and (
+            texts["clientId"] is None
+            or (texts["clientSecret"] is None) == (texts["privateKeyFile"] is None)):
+        raise _fail(display, path, key, "a client_credentials grant needs clientId and either "
+                                        "clientSecret or privateKeyFile")
+    return OAuthConfig(client_id=texts["clientId"], client_secret=texts["clientSecret"],
+                       callback_port=port, scope=texts["scope"], grant=grant,
+                       private_key_file=texts["privateKeyFile"],
+                       signing_algorithm=texts["signingAlgorithm"] or "RS256",
+                       issuer=texts["issuer"], client_metadata_url=_https(
+                           texts["clientMetadataUrl"], key_path(key, "clientMetadataUrl"),
+                           path, display))
+
+
+def _https(url: str | None, key: str, path: Path | None, display: str) -> str | None:
+    if url is not None and (urlsplit(url).scheme != "https" or urlsplit(url).path in ("", "/")):
+        raise _fail(display, path, key, "expected an https:// URL with a path")
+    return url
 
 
 def _known_keys(entry: Mapping[str, Any], allowed: tuple[str, ...], key: str,

@@ -5,14 +5,17 @@ off the event loop when the first server starts.
 """
 
 from aimon_core.config import expand
+from aimon_core.mcp._auth import auth_folder, login_timeout, logout
 from aimon_core.mcp._connection import (
     MCPConnectionError,
     RemotePrompt,
     RemoteTool,
     ServerOffer,
+    login,
     server_env,
 )
 from aimon_core.mcp._convert import call_result, prompt_command, tool_name, truncate
+from aimon_core.mcp._elicit import form_fields, with_defaults
 from aimon_core.mcp._extras import (
     LIST_RESOURCES,
     READ_RESOURCE,
@@ -35,13 +38,19 @@ __all__ = [
     "ServerPhase",
     "ServerStatus",
     "attach_resources",
+    "auth_folder",
     "bind_extras",
     "call_result",
     "expand",
+    "form_fields",
+    "login",
+    "login_timeout",
+    "logout",
     "prompt_command",
     "resource_tools",
     "server_env",
     "status_text",
     "tool_name",
     "truncate",
+    "with_defaults",
 ]

@@ -14,12 +14,13 @@ import logging
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
 
 from aimon_core.config import HTTPServerConfig, MCPServerConfig, StdioServerConfig, expand
+from aimon_core.mcp._auth import SignIn, oauth_provider
 from aimon_core.shell import is_secret
 
 log = logging.getLogger(__name__)
@@ -107,18 +108,24 @@ class MCPConnection:
     """A live session with one server; `run` owns it from connect to close."""
 
     def __init__(self, name: str, config: MCPServerConfig, *, roots: Callable[[], Sequence[Path]],
-                 env: Mapping[str, str], connect_timeout: float, ping_interval: float) -> None:
+                 env: Mapping[str, str], connect_timeout: float, ping_interval: float,
+                 sign_in: SignIn | None = None) -> None:
         self.name = name
         self.config = config
         self._roots = roots
         self._env = env
         self._connect_timeout = connect_timeout
         self._ping_interval = ping_interval
+        self._sign_in = sign_in or SignIn()
         self._session: Any = None
         self._stop = asyncio.Event()
         self._stderr: IO[str] | None = None
         self._lost = ""
+        # The last HTTP status that refused aimon (401, 403), for the reason given.
+        self._refused = 0
         self.on_list_changed: Callable[[], None] = lambda: None
+        # Answers the server's elicitation requests (the SDK's params -> ElicitResult).
+        self.on_elicit: Callable[[Any], Awaitable[Any]] | None = None
 
     def stderr_tail(self) -> str:
         """Return the end of what the server wrote on stderr (stdio servers)."""
@@ -157,7 +164,8 @@ class MCPConnection:
             except Exception as exc:
                 # anyio wraps what failed in exception groups; the first leaf says what it was.
                 reason = (f"no answer within {self._connect_timeout:g} s"
-                          if isinstance(_leaf(exc), TimeoutError) else _reason(exc))
+                          if isinstance(_leaf(exc), TimeoutError)
+                          else _auth_reason(self.name, exc, self._refused) or _reason(exc))
                 raise MCPConnectionError(self.name, reason, self.stderr_tail()) from exc
             finally:
                 self._session = None
@@ -169,7 +177,8 @@ class MCPConnection:
             read, write = await stack.enter_async_context(self._transport())
             session = await stack.enter_async_context(ClientSession(
                 read, write, list_roots_callback=self._list_roots,
-                message_handler=self._on_message))
+                message_handler=self._on_message,
+                elicitation_callback=self._elicit if self.on_elicit is not None else None))
             offer = await asyncio.wait_for(self._handshake(session), self._connect_timeout)
             self._session = session
             ready(offer)
@@ -226,16 +235,34 @@ class MCPConnection:
                 from mcp.client.sse import sse_client
 
                 async with sse_client(expand(config.url, self._env),
-                                      headers=self._headers(config)) as streams:
+                                      headers=self._headers(config),
+                                      auth=oauth_provider(self.name, config, self._env,
+                                                          self._sign_in),
+                                      httpx_client_factory=self._http_client) as streams:
                     yield streams[0], streams[1]
             case HTTPServerConfig():
                 from mcp.client.streamable_http import streamable_http_client
-                from mcp.shared._httpx_utils import create_mcp_http_client
 
-                async with (create_mcp_http_client(headers=self._headers(config)) as client,
+                auth = oauth_provider(self.name, config, self._env, self._sign_in)
+                async with (self._http_client(headers=self._headers(config),
+                                              auth=auth) as client,
                             streamable_http_client(expand(config.url, self._env),
                                                    http_client=client) as streams):
                     yield streams[0], streams[1]
+
+    def _http_client(self, headers: dict[str, str] | None = None, timeout: Any = None,
+                     auth: Any = None) -> Any:
+        """Return the SDK's HTTP client, noting a refusal (401, 403) the SDK does not report."""
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+
+        async def seen(response: Any) -> None:
+            if response.status_code in (401, 403):
+                self._refused = response.status_code
+
+        client.event_hooks["response"].append(seen)
+        return client
 
     def _headers(self, config: HTTPServerConfig) -> dict[str, str]:
         return {k: expand(v, self._env) for k, v in config.headers}
@@ -246,6 +273,10 @@ class MCPConnection:
         return types.ListRootsResult(roots=[
             types.Root(uri=path.resolve().as_uri(), name=path.name)  # type: ignore[arg-type]
             for path in self._roots()])
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        assert self.on_elicit is not None
+        return await self.on_elicit(params)
 
     async def _on_message(self, message: Any) -> None:
         from mcp import types
@@ -265,6 +296,31 @@ class MCPConnection:
         return await asyncio.wait_for(self._handshake(self.session()), self._connect_timeout)
 
 
+async def login(name: str, config: MCPServerConfig, *, env: Mapping[str, str],
+                notify: Callable[[str], None], seconds: float) -> str:
+    """Sign in to remote server `name` now (`aimon mcp login`); return what happened.
+
+    Tokens kept from an earlier sign-in are dropped first, so this always asks again (another
+    account, more access). Raises MCPConnectionError when the server cannot be reached or the
+    sign-in fails.
+    """
+    from aimon_core.mcp._auth import TokenFile, auth_file
+
+    if not isinstance(config, HTTPServerConfig):
+        return f"MCP server {name} is a program aimon starts: it needs no sign-in."
+    url = expand(config.url, env)
+    store = TokenFile(auth_file(name, url), url)
+    store.forget_tokens()
+    await import_sdk()
+    connection = MCPConnection(name, config, roots=lambda: (), env=env, connect_timeout=seconds,
+                               ping_interval=3600.0,
+                               sign_in=SignIn(login=True, notify=notify, timeout=seconds))
+    await connection.run(lambda offer: connection.close())
+    if not store.has_tokens():
+        return f"MCP server {name} did not ask anyone to sign in: nothing to keep."
+    return f"Signed in to MCP server {name}; the tokens are kept in {store.path}"
+
+
 def _remote_tool(tool: Any) -> RemoteTool:
     hint = tool.annotations.read_only_hint if tool.annotations is not None else None
     return RemoteTool(name=tool.name, description=tool.description or tool.title or "",
@@ -276,6 +332,23 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def _auth_reason(name: str, exc: BaseException, refused: int) -> str | None:
+    """Say what a refused or failed sign-in means, and what to do; None for other failures.
+
+    `refused`: the HTTP status (401, 403) the server last answered with, 0 if none.
+    """
+    from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+
+    leaf = _leaf(exc)
+    if isinstance(leaf, OAuthFlowError | OAuthRegistrationError | OAuthTokenError):
+        return f"signing in failed: {_reason(leaf)}; `aimon mcp login {name}` tries again"
+    if refused:
+        what = "wants you to sign in" if refused == 401 else "refused this sign-in's access"
+        return (f"the server {what} (HTTP {refused}): run `aimon mcp login {name}` (its "
+                "entry's `oauth` can name a registered client)")
+    return None
 
 
 def _reason(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aimon_core.mcp._auth import SignIn, login_timeout
 from aimon_core.mcp._connection import (
     MCPConnection,
     MCPConnectionError,
@@ -31,6 +32,7 @@ from aimon_core.shell import SecretPairs, redact
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolRegistry, ToolResult
 
 if TYPE_CHECKING:
+    from aimon_core.agent import Turn
     from aimon_core.config import MCPServerConfig
 
 log = logging.getLogger(__name__)
@@ -111,6 +113,8 @@ class _Server:
     tool_names: list[str] = field(default_factory=list)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     up: asyncio.Event = field(default_factory=asyncio.Event)
+    # The calls in flight (tool name and the caller's Turn): whom an elicitation asks.
+    calls: list[tuple[str, Turn | None]] = field(default_factory=list)
 
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -253,8 +257,11 @@ class MCPServers:
             connection = MCPConnection(
                 server.name, server.config, roots=self._roots, env=self._env,
                 connect_timeout=self.options.connect_timeout,
-                ping_interval=self.options.ping_interval)
+                ping_interval=self.options.ping_interval,
+                sign_in=SignIn(notify=lambda text: self.notify(text),
+                               timeout=login_timeout(self._env)))
             connection.on_list_changed = lambda: self._refresh_soon(server)
+            connection.on_elicit = lambda params: self._elicit(server, params)
             server.connection = connection
             try:
                 await connection.run(ready)
@@ -337,7 +344,8 @@ class MCPServers:
 
     def _tool(self, server: str, remote: RemoteTool) -> Tool:
         async def run(tool_input: ToolInput, context: ToolContext) -> ToolResult:
-            return await self.call_tool(server, remote.name, dict(tool_input.raw))
+            return await self.call_tool(server, remote.name, dict(tool_input.raw),
+                                        turn=context.turn)
 
         # A readOnlyHint is the server's claim, not a fact: the policy asks unless a rule allows.
         description = redact(remote.description, self.secrets)
@@ -360,12 +368,18 @@ class MCPServers:
         return tuple((s.name, s.offer) for s in self._servers.values()
                      if s.phase is ServerPhase.CONNECTED and s.offer is not None)
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *,
+                        turn: Turn | None = None) -> ToolResult:
         """Call a server's tool; failures become error results the model can act on.
 
-        A call to a server that is restarting waits for it (MCP_TIMEOUT at most).
+        A call to a server that is restarting waits for it (MCP_TIMEOUT at most). Input the
+        server asks for during the call is asked of whoever answers for `turn`'s session.
         """
         await self._wait_restart(server)
+        item = self._servers.get(server)
+        call = (tool_name(server, tool), turn)
+        if item is not None:
+            item.calls.append(call)
         try:
             session = self.session_of(server)
             result = await asyncio.wait_for(
@@ -378,8 +392,19 @@ class MCPServers:
             return ToolResult.error(f"{exc}; the user can check it with /mcp")
         except Exception as exc:
             return self._call_failed(server, tool, exc)
+        finally:
+            if item is not None:
+                item.calls.remove(call)
         return call_result(result, max_chars=self.options.max_output_tokens * CHARS_PER_TOKEN,
                            secrets=self.secrets)
+
+    async def _elicit(self, server: _Server, params: Any) -> Any:
+        """Answer a server's request for input: ask for its latest call in flight."""
+        from aimon_core.mcp._elicit import elicit
+
+        tool, turn = server.calls[-1] if server.calls else (f"mcp__{server.name}", None)
+        return await elicit(server.name, tool, params, turn, server.config.elicitation,
+                            self.notify)
 
     async def _wait_restart(self, server: str) -> None:
         item = self._servers.get(server)

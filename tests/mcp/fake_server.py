@@ -1,8 +1,9 @@
 """A tiny MCP server over stdio (newline-delimited JSON-RPC), for tests that need misbehaviour.
 
-    python fake_server.py [--delay SECONDS] [--silent] [--state FILE] [--ready FILE]
+    python fake_server.py [--delay SECONDS] [--silent] [--state FILE] [--ready FILE] [--elicit]
 
-Tools: echo {text}, crash {} (exits at once), hang {} (never answers), big {size}.
+Tools: echo {text}, crash {} (exits at once), hang {} (never answers), big {size}; with
+`--elicit` also ask {} (asks the client for a form, ASK_SCHEMA, and returns the answer as JSON).
 Resources: note://hello. Prompts: greet {name*}. `--delay` sleeps before serving (a slow
 start); `--silent` reads requests and never answers; `--state FILE` counts starts in FILE;
 `--ready FILE` is written when the delay is over.
@@ -27,6 +28,13 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}}},
     {"name": "fail", "description": "Return an error result.", "inputSchema": {"type": "object"}},
 ]
+ASK = {"name": "ask", "description": "Ask the user for a form.",
+       "inputSchema": {"type": "object"}}
+ASK_SCHEMA = {"type": "object", "required": ["age"], "properties": {
+    "name": {"type": "string", "title": "Name", "default": "Ada"},
+    "age": {"type": "integer", "description": "in years"},
+    "color": {"type": "string", "enum": ["red", "blue"], "default": "blue"},
+    "subscribed": {"type": "boolean", "default": False}}}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -40,7 +48,7 @@ def answer(method: str, params: dict[str, Any], starts: int) -> dict[str, Any] |
                 "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
                 "serverInfo": {"name": "fake", "version": "1"}}
     if method == "tools/list":
-        return {"tools": TOOLS}
+        return {"tools": [*TOOLS, *([ASK] if "--elicit" in sys.argv else [])]}
     if method == "resources/list":
         return {"resources": [{"uri": "note://hello", "name": "hello", "mimeType": "text/plain"}]}
     if method == "resources/read":
@@ -69,6 +77,14 @@ def call(name: str, args: dict[str, Any], starts: int) -> dict[str, Any] | None:
         return {"content": [{"type": "text", "text": "x" * int(args.get("size", 10))}]}
     if name == "fail":
         return {"content": [{"type": "text", "text": "it failed"}], "isError": True}
+    if name == "ask":
+        send({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
+              "params": {"message": "Who are you?", "requestedSchema": ASK_SCHEMA}})
+        for line in sys.stdin:  # the answer (nothing else comes while a call runs)
+            reply = json.loads(line)
+            if reply.get("id") == "ask-1":
+                return {"content": [{"type": "text",
+                                     "text": json.dumps(reply.get("result") or reply)}]}
     return {"content": [{"type": "text", "text": f"echo: {args.get('text')} (start {starts})"}]}
 
 

@@ -87,9 +87,10 @@ async def _routes(servers: MCPServers, tools: ToolRegistry) -> dict[str, str]:
     env_tool, fail_tool = tools.get("mcp__probe__env"), tools.get("mcp__probe__fail")
     listing, reading = tools.get(LIST_RESOURCES), tools.get(READ_RESOURCE)
     assert None not in (env_tool, fail_tool, listing, reading)
-    called = await env_tool.run(ToolInput({}), None)  # type: ignore[union-attr, arg-type]
-    failed = await fail_tool.run(ToolInput({}), None)  # type: ignore[union-attr, arg-type]
-    listed = await listing.run(ToolInput({}), None)  # type: ignore[union-attr, arg-type]
+    no_turn = SimpleNamespace(turn=None)  # a call outside any session
+    called = await env_tool.run(ToolInput({}), no_turn)  # type: ignore[union-attr, arg-type]
+    failed = await fail_tool.run(ToolInput({}), no_turn)  # type: ignore[union-attr, arg-type]
+    listed = await listing.run(ToolInput({}), no_turn)  # type: ignore[union-attr, arg-type]
     read = await reading.run(  # type: ignore[union-attr]
         ToolInput({"server": "probe", "uri": "env://all"}), None)  # type: ignore[arg-type]
     mentioned, problems = await attach_resources(servers, "look at @probe:env://all")

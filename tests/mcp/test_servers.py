@@ -67,7 +67,8 @@ async def test_time_server_tools_join_the_registry_and_answer() -> None:
         tool = tools.get("mcp__time__get_current_time")
         assert tool is not None and not tool.read_only  # readOnlyHint does not make it so
         assert tool.input_schema["required"] == ["timezone"]
-        result = await tool.run(ToolInput({"timezone": "Europe/Paris"}), None)  # type: ignore[arg-type]
+        result = await tool.run(ToolInput({"timezone": "Europe/Paris"}),
+                                SimpleNamespace(turn=None))  # type: ignore[arg-type]
         assert not result.is_error
         assert '"timezone": "Europe/Paris"' in result.text
         assert result.data["structured_content"]["timezone"] == "Europe/Paris"
@@ -152,7 +153,8 @@ async def test_error_results_truncation_resources_and_prompts() -> None:
         assert LIST_RESOURCES in tools and READ_RESOURCE in tools
         listing = tools.get(LIST_RESOURCES)
         assert listing is not None
-        listed = await listing.run(ToolInput({}), None)  # type: ignore[arg-type]
+        no_turn = SimpleNamespace(turn=None)  # a call outside any session
+        listed = await listing.run(ToolInput({}), no_turn)  # type: ignore[arg-type]
         assert "fake: note://hello — hello (text/plain)" in listed.text
         prompt, problems = await attach_resources(mcp, "look at @fake:note://hello please")
         assert "the note at note://hello" in prompt and not problems
