@@ -302,6 +302,13 @@ class Asker:
         from aimon_core.permission import ApprovalAnswer, ApprovalScope
 
         request, done = question.request, question.future
+        if request.form is not None:  # the running call's server asks for input
+            from aimon_cli._form import ask_form
+
+            given = await ask_form(request.form, done=done, say=self._say, on_typed=self._typed)
+            if given is not None:
+                self.questions.answer(request.id, given)
+            return
         await self.questions.preview(question)
         if done.done():
             return
