@@ -186,7 +186,8 @@ def positive_int(value: object, source: str, key: str) -> int | None:
 _ITERATION_KEYS = ("maxIterations", "max-iterations", "max_iterations")
 _TOOL_KEYS = ("tools", "allowed-tools", "allowedTools")
 # Keys Claude Code reads that change nothing here (`color` tints its UI): no warning.
-_IGNORED = frozenset({"color"})
+# `hooks` is read by the subagent registry (aimon_core.subagent), from `extra`.
+_IGNORED = frozenset({"color", "hooks"})
 _KNOWN = frozenset({"name", "description", "model", "variables", *_ITERATION_KEYS, *_TOOL_KEYS})
 
 
@@ -234,6 +235,9 @@ def parse_agent(text: str, *, source: str = "<memory>", default_name: str | None
     if not body.strip():
         raise AgentDefinitionError(source, "the prompt (the Markdown body) is empty")
     tools = _tools(fields, source)
+    if "hooks" in read.unreadable:
+        raise AgentDefinitionError(source, "hooks cannot be read (not valid YAML); hooks are "
+                                           "code, never half read")
     lost = sorted(read.unreadable.intersection(_TOOL_KEYS))
     if lost:
         # Never more than the text says: a tool list that cannot be read gives no tools.

@@ -163,17 +163,26 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
 
 def _add_skill_hooks(request: ForkRequest, runtime: AgentRuntime, root: Path,
                      emit: Callable[[AgentEvent], None]) -> None:
-    """Run a forked skill's own hooks in its fork (not from an untrusted project folder)."""
+    """Run a forked skill's and its subagent's own hooks in the fork (not from an untrusted
+    project folder)."""
     from aimon_core.runtime._skill_hooks import register_skill_hooks, skill_hooks_allowed
+    from aimon_core.subagent import agent_hooks
 
-    skill = request.skill
-    if skill is None or skill.hooks.is_empty or runtime.hooks is None:
+    if runtime.hooks is None:
         return
-    if not skill_hooks_allowed(skill, root):
-        emit(Notice(text=f"skill {skill.name}: its hooks were not run, because this folder is "
-                         "not trusted (run /trust to trust it)", level="warning"))
-        return
-    register_skill_hooks(runtime.hooks, skill, runtime.tools, root)
+    try:
+        own = agent_hooks(request.agent)
+    except ValueError:  # SkillError: a malformed block, whose agent never loaded
+        own = None
+    for owner in (request.skill, own):
+        if owner is None or owner.hooks.is_empty:
+            continue
+        kind = "skill" if owner is request.skill else "subagent"
+        if not skill_hooks_allowed(owner, root):
+            emit(Notice(text=f"{kind} {owner.name}: its hooks were not run, because this "
+                             "folder is not trusted (run /trust to trust it)", level="warning"))
+            continue
+        register_skill_hooks(runtime.hooks, owner, runtime.tools, root)
 
 
 def _relay(name: str, emit: Callable[[AgentEvent], None]) -> Callable[[AgentEvent], None]:

@@ -1,4 +1,4 @@
-"""A forked skill's own `hooks:` (deny and shell actions), run as hooks of its fork.
+"""A forked skill's or a subagent's own `hooks:` (deny and shell actions), run in its fork.
 
 They are code from the skill's folder, so a skill that is repository code (the project's
 folders, or any skill whose folder really lies in the project or its repository) has its hooks
@@ -23,23 +23,23 @@ from aimon_core.hook import (
 )
 
 if TYPE_CHECKING:
-    from aimon_core.skill import HookAction, Skill
+    from aimon_core.skill import DefinitionHooks, HookAction, Skill
     from aimon_core.tools import ToolRegistry
 
 _EVENTS = (("pre_tool", HookEvent.PRE_TOOL), ("post_tool", HookEvent.POST_TOOL),
            ("on_start", HookEvent.ON_START), ("on_stop", HookEvent.ON_STOP))
 
 
-def skill_hooks_allowed(skill: Skill, project_root: Path) -> bool:
+def skill_hooks_allowed(skill: Skill | DefinitionHooks, project_root: Path) -> bool:
     """Tell whether a skill's hooks may run: not repository code, or trusted as they read."""
     from aimon_core.config import skill_hooks_trusted
 
     return skill_hooks_trusted(skill, project_root)
 
 
-def register_skill_hooks(registry: HookRegistry, skill: Skill, tools: ToolRegistry,
-                         project_root: Path) -> int:
-    """Register the skill's hook actions on a fork's registry; return how many."""
+def register_skill_hooks(registry: HookRegistry, skill: Skill | DefinitionHooks,
+                         tools: ToolRegistry, project_root: Path) -> int:
+    """Register the skill's (or subagent's) hook actions on a fork's registry; return how many."""
     count = 0
     for field, event in _EVENTS:
         for action in getattr(skill.hooks, field):
@@ -49,18 +49,22 @@ def register_skill_hooks(registry: HookRegistry, skill: Skill, tools: ToolRegist
     return count
 
 
-def _callback(action: HookAction, skill: Skill, tools: ToolRegistry, root: Path) -> Any:
-    from aimon_core.skill import DenyAction
+def _callback(action: HookAction, skill: Skill | DefinitionHooks, tools: ToolRegistry,
+              root: Path) -> Any:
+    from aimon_core.skill import DenyAction, Skill
+
+    env = {"AIMON_SKILL_DIR": str(skill.directory)} if isinstance(skill, Skill) else {}
+    owner = "skill" if isinstance(skill, Skill) else "subagent"
 
     async def run(hook_input: HookInput) -> HookResult | None:
         if not _matches(action.matcher, hook_input, tools, root):
             return None
         if isinstance(action, DenyAction):
-            return HookResult.deny(f"the skill {skill.name} does not allow this: {action.reason}")
+            return HookResult.deny(f"the {owner} {skill.name} does not allow this: "
+                                   f"{action.reason}")
         spec = CommandHookSpec(event=hook_input.event, matcher=None, command=action.command,
                                timeout=action.timeout_seconds, source=str(skill.path))
-        return await run_command_hook(spec, hook_input, project_dir=root,
-                                      env={"AIMON_SKILL_DIR": str(skill.directory)})
+        return await run_command_hook(spec, hook_input, project_dir=root, env=env)
 
     return run
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 from aimon_core._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from aimon_core.skill._hooks import parse_hooks
     from aimon_core.skill._layers import (
         Candidate,
         LayeredRegistry,
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     )
     from aimon_core.skill._model import (
         DEFAULT_MAX_ITERATIONS,
+        DefinitionHooks,
         DenyAction,
         HookAction,
         Layer,
@@ -55,6 +57,7 @@ _LAZY = {
     "BUNDLED_DIR": "_materialize",
     "Candidate": "_layers",
     "DEFAULT_MAX_ITERATIONS": "_model",
+    "DefinitionHooks": "_model",
     "DenyAction": "_model",
     "HookAction": "_model",
     "Layer": "_model",
@@ -78,6 +81,7 @@ _LAZY = {
     "intersect_tools": "_render",
     "load_skills": "_registry",
     "materialize_bundle": "_materialize",
+    "parse_hooks": "_hooks",
     "parse_skill": "_parse",
     "render_skill": "_render",
     "scan_skill_folder": "_registry",
@@ -91,6 +95,7 @@ __all__ = [
     "BUNDLED_DIR",
     "DEFAULT_MAX_ITERATIONS",
     "Candidate",
+    "DefinitionHooks",
     "DenyAction",
     "HookAction",
     "Layer",
@@ -114,6 +119,7 @@ __all__ = [
     "intersect_tools",
     "load_skills",
     "materialize_bundle",
+    "parse_hooks",
     "parse_skill",
     "render_skill",
     "scan_skill_folder",

@@ -96,6 +96,18 @@ class Skill:
     warnings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DefinitionHooks:
+    """A subagent definition's own hooks (Claude Code's agents have them), and its file.
+
+    They run in the subagent's forks, as a forked skill's do in its fork.
+    """
+
+    name: str
+    path: Path
+    hooks: SkillHooks
+
+
 class Layer(StrEnum):
     """Where a skill or agent definition came from, lowest priority first."""
 

@@ -3,8 +3,10 @@
 from aimon_core.subagent._registry import (
     AgentRegistry,
     AgentRoots,
+    agent_hooks,
     builtin_agent_names,
     default_agent_roots,
+    hooked_agents,
     load_agents,
     load_named_agent,
     read_partials,
@@ -14,8 +16,10 @@ from aimon_core.subagent._registry import (
 __all__ = [
     "AgentRegistry",
     "AgentRoots",
+    "agent_hooks",
     "builtin_agent_names",
     "default_agent_roots",
+    "hooked_agents",
     "load_agents",
     "load_named_agent",
     "read_partials",

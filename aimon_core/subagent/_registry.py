@@ -13,11 +13,12 @@ refused is a load failure that names it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +40,7 @@ from aimon_core.skill._registry import bundle_root
 
 if TYPE_CHECKING:
     from aimon_core.filesystem import Readable
+    from aimon_core.skill import DefinitionHooks
 
 AgentRegistry = LayeredRegistry[AgentDefinition]
 _NOT_AGENTS = frozenset({"readme.md", "index.md", "license.md", "changelog.md"})
@@ -167,8 +169,8 @@ def load_named_agent(name: str, project_root: Path, readable: Readable | None = 
             text = _read_text(path, inside, readable)
         except (OSError, UnicodeDecodeError) as exc:
             raise AgentDefinitionError(str(path), f"cannot be read ({exc})") from exc
-        agent = parse_agent(text, source=str(path), default_name=path.stem)
-        return _with_partials(checked_tools(agent), path, inside, readable)
+        agent = checked(parse_agent(text, source=str(path), default_name=path.stem))
+        return _with_partials(agent, path, inside, readable)
     return None
 
 
@@ -203,6 +205,64 @@ def read_partials(template: str, folder: Path, readable: Readable | None = None
         except OSError as exc:
             warnings.append(f"{path}: partial not read: {exc}")
     return found, tuple(warnings)
+
+
+def checked(agent: AgentDefinition) -> AgentDefinition:
+    """Return the agent with its tool list and hooks checked (AgentDefinitionError if bad)."""
+    from aimon_core.skill import SkillError
+
+    warnings: list[str] = []
+    try:
+        agent_hooks(agent, warnings)
+    except SkillError as exc:
+        raise AgentDefinitionError(agent.source, exc.reason) from None
+    if warnings:
+        agent = dataclasses.replace(
+            agent, warnings=(*agent.warnings, *(f"{agent.source}: {w}" for w in warnings)))
+    return checked_tools(agent)
+
+
+def agent_hooks(agent: AgentDefinition, warnings: list[str] | None = None
+                ) -> DefinitionHooks | None:
+    """Return the agent's own hooks (its `hooks:`, Claude Code's shape or aimon's), or None.
+
+    They run in the agent's forks (`aimon_core.runtime`), once trusted where the agent is
+    repository code. Raises SkillError for a malformed block.
+    """
+    from aimon_core.skill import DefinitionHooks, parse_hooks
+
+    raw = agent.extra.get("hooks")
+    if raw is None:
+        return None
+    hooks = parse_hooks(raw, Path(agent.source), warnings)
+    if hooks.is_empty:
+        return None
+    return DefinitionHooks(name=agent.name, path=Path(agent.source), hooks=hooks)
+
+
+def hooked_agents(root: Path, *, inside: Path | None = None,
+                  where: Callable[[Path], bool] | None = None) -> tuple[DefinitionHooks, ...]:
+    """Return the hooks of the agents of a folder (sub-folders too) that declare any.
+
+    A file that never says `hooks` is not parsed; `where` picks files by path. Files that
+    cannot be read or parsed are left out (loading the agents reports them).
+    """
+    listed = list_folder(root.absolute(), Layer.PROJECT, inside)
+    found: list[DefinitionHooks] = []
+    for path in _agent_files(listed, _SUBFOLDER_DEPTH) if isinstance(listed, list) else ():
+        if where is not None and not where(path):
+            continue
+        try:
+            text = _read_text(path, inside, None)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "hooks" not in text:
+            continue
+        with contextlib.suppress(ValueError):  # AgentDefinitionError, SkillError
+            hooks = agent_hooks(parse_agent(text, source=str(path), default_name=path.stem))
+            if hooks is not None:
+                found.append(hooks)
+    return tuple(found)
 
 
 def checked_tools(agent: AgentDefinition) -> AgentDefinition:
@@ -247,9 +307,9 @@ def _from_text(text: str, path: Path, layer: Layer, *, inside: Path | None = Non
         return Candidate(name=disabled, description="(disabled)", layer=layer, path=path,
                          value=None)
     try:
-        agent = parse_agent(text, source=str(path), default_name=path.stem)
+        agent = checked(parse_agent(text, source=str(path), default_name=path.stem))
     except AgentDefinitionError as exc:
         return LoadFailure(path=path, layer=layer, message=exc.reason)
-    agent = _with_partials(checked_tools(agent), path, inside, readable)
+    agent = _with_partials(agent, path, inside, readable)
     return Candidate(name=agent.name, description=agent.description, layer=layer, path=path,
                      value=agent, warnings=agent.warnings)

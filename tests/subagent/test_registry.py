@@ -112,3 +112,17 @@ def test_a_name_that_cannot_be_typed_loads_under_the_files(tmp_path: Path, writt
     notes = [w for w in agent.warnings if "cannot be typed" in w]
     assert len(notes) == (written != loaded)
     assert all(repr(written) in note for note in notes)
+
+
+def test_an_agents_malformed_hooks_stop_it_loading(tmp_path: Path) -> None:
+    folder = tmp_path / "repo" / ".aimon" / "agents"
+    write_agent(folder, "bad.md", "---\nname: bad\ndescription: d\nhooks:\n  PreToolUse:\n"
+                "    - matcher: 'Notebook.*'\n      hooks: [{command: x}]\n---\nx\n")
+    write_agent(folder, "odd.md", "---\nname: odd\ndescription: d\nhooks:\n  Notification:\n"
+                "    - hooks: [{command: x}]\n---\nx\n")
+    registry = load_agents(roots(tmp_path))
+    assert [(f.path.name, "must be tool names joined by |" in f.message)
+            for f in registry.failures] == [("bad.md", True)]
+    odd = registry.get("odd")
+    assert odd is not None and any("hooks.Notification: never happens" in w
+                                   for w in odd.warnings)

@@ -556,3 +556,59 @@ def test_a_forked_skills_own_hooks_run_in_a_trusted_folder_only(tmp_path: Path,
     assert ("pushing is not part of this skill" in pushed) is trusted
     assert (root / "started-by-skill").exists() is trusted
     assert any("hooks were not run" in n for n in notices) is not trusted
+
+
+# A subagent's own hooks, as Claude Code's agent files write them (team/builder.md).
+BUILDER_AGENT = """---
+name: builder
+description: Builds one task at a time.
+tools: Write, Bash
+hooks:
+  PostToolUse:
+    - matcher: "Write|Edit"
+      hooks:
+        - type: command
+          command: echo "$CLAUDE_PROJECT_DIR" > checked-by-builder
+  Stop:
+    - hooks:
+        - type: command
+          command: touch stopped-builder
+---
+You are the builder.
+"""
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_subagents_own_hooks_run_in_its_fork_once_trusted(tmp_path: Path,
+                                                            trusted: bool) -> None:
+    from aimon_core.config import TrustStore, load_settings
+
+    root = project(tmp_path)
+    (root / ".claude" / "agents" / "team").mkdir(parents=True)
+    (root / ".claude" / "agents" / "team" / "builder.md").write_text(BUILDER_AGENT)
+    if trusted:  # the trust question names the agent's hooks
+        request = load_settings(root, trust_store=TrustStore()).pending_trust
+        assert request is not None
+        assert any("hooks of the subagent builder" in line for line in request.what)
+        TrustStore().trust(root, request.items)
+    client = routed([reply("", ("Task", {"description": "build", "prompt": "build it",
+                                         "subagent_type": "builder"})), reply("done")],
+                    [reply("", ("Write", {"file_path": str(root / "out.txt"),
+                                          "content": "x"})), reply("built")],
+                    "You are the builder")
+    notices: list[str] = []
+
+    async def main() -> None:
+        live = await assemble(root, client, "Task", "Write").open_session(memory_store())
+        live.subscribe(lambda e: notices.append(e.text) if isinstance(e, Notice) else None)
+        await live.submit("build")
+        await live.close()
+
+    asyncio.run(main())
+    assert (root / "out.txt").read_text() == "x"
+    checked = root / "checked-by-builder"
+    assert checked.exists() is trusted
+    if trusted:
+        assert checked.read_text().strip() == str(root)
+    assert (root / "stopped-builder").exists() is trusted
+    assert any("subagent builder: its hooks were not run" in n for n in notices) is not trusted
