@@ -328,8 +328,11 @@ def _choice_bindings(selection: Selection, holding: _Guard,
     return bindings
 
 
-async def ask_line(message: str, *, done: asyncio.Future[Any]) -> str | None:
-    """Read one line (Enter sends, may be empty); None if Ctrl-C or `done` completes first."""
+async def ask_line(message: str, *, done: asyncio.Future[Any], default: str = "") -> str | None:
+    """Read one line (Enter sends, may be empty); None if Ctrl-C or `done` completes first.
+
+    `default` is already typed in (Enter keeps it).
+    """
     if done.done():
         return None
     session: PromptSession[str] = PromptSession(style=QUESTION_STYLE)
@@ -341,7 +344,8 @@ async def ask_line(message: str, *, done: asyncio.Future[Any]) -> str | None:
 
     done.add_done_callback(went_away)
     try:
-        line = await session.prompt_async([("class:mark", "  "), ("class:question", message)])
+        line = await session.prompt_async([("class:mark", "  "), ("class:question", message)],
+                                          default=default)
     except (KeyboardInterrupt, EOFError):
         return None
     finally:

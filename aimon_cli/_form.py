@@ -11,9 +11,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from prompt_toolkit import PromptSession
-
-from aimon_cli._choose import QUESTION_STYLE, Choice, choose
+from aimon_cli._choose import Choice, ask_line, choose
 
 if TYPE_CHECKING:
     from aimon_core.agent import FieldValue, FormField, FormRequest
@@ -57,28 +55,6 @@ def field_prompt(field: FormField) -> str:
     return f"{field.title} ({what}{need}): "
 
 
-async def ask_value(message: str, default: str, *, done: asyncio.Future[Any]) -> str | None:
-    """Read one line with `default` typed in; None if Ctrl-C or `done` completes first."""
-    if done.done():
-        return None
-    session: PromptSession[str] = PromptSession(style=QUESTION_STYLE)
-
-    def went_away(_: object) -> None:
-        app = session.app
-        if app.is_running and app.future is not None and not app.future.done():
-            app.exit(exception=EOFError())
-
-    done.add_done_callback(went_away)
-    try:
-        line = await session.prompt_async([("class:mark", "  "), ("class:question", message)],
-                                          default=default)
-    except (KeyboardInterrupt, EOFError):
-        return None
-    finally:
-        done.remove_done_callback(went_away)
-    return None if done.done() else line
-
-
 async def ask_form(form: FormRequest, *, done: asyncio.Future[Any],
                    say: Callable[[str, str], None],
                    on_typed: Callable[[str], None]) -> ApprovalAnswer | None:
@@ -98,7 +74,7 @@ async def ask_form(form: FormRequest, *, done: asyncio.Future[Any],
         if field.description:
             say(f"  {field.description}", "dim")
         while True:
-            text = await ask_value(field_prompt(field), shown(field.default), done=done)
+            text = await ask_line(field_prompt(field), done=done, default=shown(field.default))
             if text is None:
                 return None if done.done() else declined
             try:

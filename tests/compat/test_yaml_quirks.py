@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,43 +70,38 @@ def _file(front: str, body: str) -> str:
     return text.replace("\n", "\r\n") if "\r\n" in front else text
 
 
-def load_skill(root: Path, front: str) -> Loaded:
-    folder = root / ".claude" / "skills" / "quirky"
+def _write(root: Path, where: str, name: str, front: str, body: str) -> Path:
+    folder = root / ".claude" / where
     folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(_file(front, "Do the quirky thing.\n"), newline="")
+    (folder / name).write_text(_file(front, body), newline="")
+    return folder
+
+
+def _loaded(found: Any, failures: tuple[str, ...]) -> Loaded:
+    """What a loader gave: a definition (name, description, warnings), or None, and failures."""
+    if found is None:
+        return Loaded(name="", description="", warnings=(), failures=failures)
+    return Loaded(name=found.name, description=found.description,
+                  warnings=tuple(found.warnings), failures=failures)
+
+
+def load_skill(root: Path, front: str) -> Loaded:
+    _write(root, "skills/quirky", "SKILL.md", front, "Do the quirky thing.\n")
     registry = load_skills(SkillRoots(project_root=root, user_dir=None))
     entry = next((e for e in registry.listing() if e.layer is Layer.CLAUDE_PROJECT), None)
-    failures = tuple(f.message for f in registry.failures)
-    if entry is None:
-        return Loaded(name="", description="", warnings=(), failures=failures)
-    return Loaded(name=entry.name, description=entry.description, warnings=entry.warnings,
-                  failures=failures)
+    return _loaded(entry, tuple(f.message for f in registry.failures))
 
 
 def load_agent(root: Path, front: str) -> Loaded:
-    folder = root / ".claude" / "agents"
-    folder.mkdir(parents=True)
-    (folder / "quirky.md").write_text(_file(front, "You are quirky.\n"), newline="")
+    _write(root, "agents", "quirky.md", front, "You are quirky.\n")
     registry = load_agents(AgentRoots(project_root=root, user_dir=None, bundle="none"))
-    agent = registry.get("quirky")
-    failures = tuple(f.message for f in registry.failures)
-    if agent is None:
-        return Loaded(name="", description="", warnings=(), failures=failures)
-    return Loaded(name=agent.name, description=agent.description, warnings=agent.warnings,
-                  failures=failures)
+    return _loaded(registry.get("quirky"), tuple(f.message for f in registry.failures))
 
 
 def load_command(root: Path, front: str) -> Loaded:
-    folder = root / ".claude" / "commands"
-    folder.mkdir(parents=True)
-    (folder / "quirky.md").write_text(_file(front, "Do the quirky thing.\n"), newline="")
+    folder = _write(root, "commands", "quirky.md", front, "Do the quirky thing.\n")
     commands, failures = load_custom_commands((folder,), project_root=root)
-    reasons = tuple(f.reason for f in failures)
-    if not commands:
-        return Loaded(name="", description="", warnings=(), failures=reasons)
-    command = commands[0]
-    return Loaded(name=command.name, description=command.description,
-                  warnings=command.warnings, failures=reasons)
+    return _loaded(commands[0] if commands else None, tuple(f.reason for f in failures))
 
 
 KINDS = {"skill": load_skill, "agent": load_agent, "command": load_command}
