@@ -126,6 +126,12 @@ def add_server(
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE")] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H",
                                                      help="'Name: value'")] = None,
+    client_id: Annotated[str | None, typer.Option(
+        "--client-id", help="a registered OAuth client to sign in as (http, sse)")] = None,
+    client_secret: Annotated[str | None, typer.Option(
+        "--client-secret", help="its secret; write ${VAR} to keep it out of the file")] = None,
+    callback_port: Annotated[int | None, typer.Option(
+        "--callback-port", help="the loopback port its redirect address names")] = None,
 ) -> None:
     """Add a server: `add NAME -- COMMAND ARGS...` or `add --transport http NAME URL`."""
     entry: dict[str, Any]
@@ -138,6 +144,10 @@ def add_server(
         if header:
             entry["headers"] = {k.strip(): v.strip()
                                 for k, _, v in (h.partition(":") for h in header)}
+        oauth = {"clientId": client_id, "clientSecret": client_secret,
+                 "callbackPort": callback_port}
+        if any(value is not None for value in oauth.values()):
+            entry["oauth"] = {k: v for k, v in oauth.items() if v is not None}
     else:
         raise typer.BadParameter("give --transport stdio|http|sse; http and sse take one URL")
     path = scope_file(scope, Path.cwd())

@@ -1,4 +1,4 @@
-"""`aimon mcp add|list|get|remove` edit only the `mcpServers` entry of the scope's file."""
+"""`aimon mcp add|list|get|remove|login|logout`: entries of the scope's file, and sign-ins."""
 
 from __future__ import annotations
 
@@ -52,3 +52,20 @@ def test_a_bad_entry_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     done = aimon(tmp_path, "add", "--transport", "http", "bad", "ftp://x")
     assert done.returncode == 2 and "http:// or https://" in done.stderr
     assert not (tmp_path / ".aimon").exists()
+
+
+def test_a_registered_client_is_written_and_login_logout_name_the_server(
+        tmp_path: Path) -> None:
+    added = aimon(tmp_path, "add", "--transport", "http", "--client-id", "aimon-at-acme",
+                  "--client-secret", "${ACME_SECRET}", "--callback-port", "8765", "acme",
+                  "https://mcp.acme.example/mcp")
+    assert added.returncode == 0, added.stderr
+    entry = json.loads((tmp_path / ".aimon" / "settings.local.json").read_text())["mcpServers"]
+    assert entry["acme"]["oauth"] == {"clientId": "aimon-at-acme",
+                                      "clientSecret": "${ACME_SECRET}", "callbackPort": 8765}
+    missing = aimon(tmp_path, "login", "nope")
+    assert missing.returncode == 1 and "No MCP server named 'nope'" in missing.stderr
+    assert aimon(tmp_path, "add", "time", "--", "mcp-server-time").returncode == 0
+    stdio = aimon(tmp_path, "login", "time")
+    assert stdio.returncode == 0 and "needs no sign-in" in stdio.stdout
+    assert "kept no sign-in for MCP server acme" in aimon(tmp_path, "logout", "acme").stdout
