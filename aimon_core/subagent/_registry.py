@@ -51,6 +51,8 @@ _PARTIAL_LIMIT = 256 * 1024
 # `{{> name}}` with the default delimiters; a template that changes them gets no partials.
 _PARTIAL_TAG = re.compile(r"\{\{>\s*([^}\s]+)\s*\}\}")
 _PARTIAL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+# A top-level `hooks:` key (in the frontmatter, or a body line that looks like one).
+_HOOKS_KEY = re.compile(r"^hooks[ \t]*:", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -256,7 +258,7 @@ def hooked_agents(root: Path, *, inside: Path | None = None,
             text = _read_text(path, inside, None)
         except (OSError, UnicodeDecodeError):
             continue
-        if "hooks" not in text:
+        if _HOOKS_KEY.search(text) is None:  # most agents: parsed once, by the registry
             continue
         with contextlib.suppress(ValueError):  # AgentDefinitionError, SkillError
             hooks = agent_hooks(parse_agent(text, source=str(path), default_name=path.stem))
