@@ -81,8 +81,9 @@ def render_skill(skill: Skill, args: str, ctx: RenderContext) -> str:
     `$ARGUMENTS` is the whole argument string, `$1..$N` the shell-split words, and each name in
     the skill's `arguments` (`$name` or `${name}`) its word by position. `${AIMON_SKILL_DIR}`,
     `${AIMON_AGENT_RUNTIME_ID}`, `${AIMON_SESSION_ID}`, `${AIMON_EXECUTION_ID}` and
-    `${AIMON_USER}` come from `ctx`; any other `${VAR}` stays as written. Arguments the body
-    never mentions are appended as `ARGUMENTS: …`, as Claude Code does.
+    `${AIMON_USER}` come from `ctx`, as do Claude Code's `${CLAUDE_SKILL_DIR}` and
+    `${CLAUDE_SESSION_ID}`; any other `${VAR}` stays as written.
+    Arguments the body never mentions are appended as `ARGUMENTS: …`, as Claude Code does.
     """
     words = split_arguments(args)
     directory = (ctx.skill_dir or skill.directory).absolute()
@@ -92,6 +93,11 @@ def render_skill(skill: Skill, args: str, ctx: RenderContext) -> str:
         "AIMON_SESSION_ID": ctx.session_id or "",
         "AIMON_EXECUTION_ID": ctx.execution_id or "",
         "AIMON_USER": ctx.user,
+        # Claude Code's names for the same. ${CLAUDE_PLUGIN_ROOT} stays as written: aimon has
+        # no plugins, and the skills that name it are mostly about writing plugins (their
+        # examples must keep it).
+        "CLAUDE_SKILL_DIR": str(directory),
+        "CLAUDE_SESSION_ID": ctx.session_id or "",
     }
     position = {name: i for i, name in enumerate(skill.arguments)}
     mentioned = False

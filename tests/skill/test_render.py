@@ -64,8 +64,15 @@ def test_exactly_one_of_session_and_execution() -> None:
 
 
 def test_unknown_variables_stay_as_written(tmp_path: Path) -> None:
+    # aimon has no plugins: a skill about writing one keeps ${CLAUDE_PLUGIN_ROOT} in its
+    # examples.
     skill = make_skill("${HOME} $HOME ${CLAUDE_PLUGIN_ROOT} $0 $$", tmp_path)
     assert render_skill(skill, "", CTX) == "${HOME} $HOME ${CLAUDE_PLUGIN_ROOT} $0 $$\n"
+
+
+def test_claude_codes_variables(tmp_path: Path) -> None:
+    skill = make_skill("${CLAUDE_SKILL_DIR}/x.sh|${CLAUDE_SESSION_ID}", tmp_path)
+    assert render_skill(skill, "", CTX) == f"{tmp_path / 'my-skill'}/x.sh|s-42\n"
 
 
 def test_unmentioned_arguments_are_appended(tmp_path: Path) -> None:
