@@ -77,7 +77,7 @@ def _unknown(name: str, provider: str, known: tuple[str, ...]) -> str:
 
 
 async def _model(args: str, host: CommandHost) -> CommandOutcome:
-    from aimon_core.llm import known_models
+    from aimon_core.llm import known_models, resolve_model_alias
 
     live = await host.live_session()
     provider, current = live.runtime.client.provider, live.runtime.model
@@ -88,6 +88,9 @@ async def _model(args: str, host: CommandHost) -> CommandOutcome:
     if len(args.split()) != 1:
         raise CommandError("/model takes one model name.")
     chosen = known_name(args, known)
+    if chosen is None and endpoint is None:
+        # Claude Code's `/model haiku`: the provider's current model of that rank.
+        chosen = resolve_model_alias(args, provider)
     if chosen is None and endpoint is None:
         return CommandOutcome.error(_unknown(args, provider, known))
     name = chosen or args.strip()

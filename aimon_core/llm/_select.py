@@ -10,7 +10,7 @@ from typing import Any
 
 from aimon_core.llm._client import LLMClient
 from aimon_core.llm._errors import ModelConfigError
-from aimon_core.llm._models import DEFAULT_MODELS, implied_provider
+from aimon_core.llm._models import DEFAULT_MODELS, implied_provider, resolve_model_alias
 from aimon_core.llm._retry import RetryingClient, RetryPolicy
 
 PROVIDERS = ("anthropic", "openai")
@@ -114,6 +114,9 @@ def choose_provider(
         raise ModelConfigError(
             f"name the model to use on {base_url!r}: pass --model NAME or set AIMON_MODEL"
         )
+    if model is not None and not (base_url and chosen == "openai"):
+        # `--model haiku`, as in Claude Code; an OpenAI-compatible server serves any name.
+        model = resolve_model_alias(model, chosen) or model
     return ProviderChoice(
         provider=chosen, model=model or DEFAULT_MODELS[chosen], base_url=base_url, api_key=api_key
     )

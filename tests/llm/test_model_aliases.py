@@ -89,3 +89,50 @@ def test_a_subagent_with_model_haiku_runs_on_haiku(tmp_path: Path) -> None:
     models = [(r.model, "You are quick" in r.system) for r in client.requests]
     assert models == [("claude-sonnet-5-5", False), ("claude-haiku-5-5", True),
                       ("claude-sonnet-5-5", False)]
+
+
+# `--model NAME` (and AIMON_MODEL): (flags, env) -> the model chosen. An alias means the
+# provider's model of that rank, except on an OpenAI-compatible server, which serves any name.
+FLAG_CASES = [
+    ({"model": "haiku"}, {"ANTHROPIC_API_KEY": "a"}, "claude-haiku-5-5"),
+    ({"model": "opus"}, {"OPENAI_API_KEY": "o"}, "gpt-5.5"),
+    ({}, {"ANTHROPIC_API_KEY": "a", "AIMON_MODEL": "sonnet"}, "claude-sonnet-5-5"),
+    ({"model": "sonnet", "provider": "anthropic", "base_url": "http://127.0.0.1:9"},
+     {"ANTHROPIC_API_KEY": "a"}, "claude-sonnet-5-5"),
+    ({"model": "haiku", "base_url": "http://127.0.0.1:9"}, {}, "haiku"),
+    ({"model": "claude-opus-4-5"}, {"ANTHROPIC_API_KEY": "a"}, "claude-opus-4-5"),
+]
+
+
+@pytest.mark.parametrize(("flags", "env", "expected"), FLAG_CASES)
+def test_the_model_flag_reads_aliases(flags: dict[str, str], env: dict[str, str],
+                                      expected: str) -> None:
+    from aimon_core.llm import choose_provider
+
+    args = {"provider": None, "model": None, "base_url": None, **flags}
+    choice = choose_provider(env=env, probe_local=lambda: None, local_models=lambda _: (),
+                             **args)
+    assert choice.model == expected
+
+
+@pytest.mark.parametrize(("alias", "provider"), [("haiku", "anthropic"), ("Opus", "anthropic"),
+                                                 ("sonnet", "openai")])
+def test_slash_model_reads_aliases(tmp_path: Path, alias: str, provider: str,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    current = "claude-sonnet-4-5" if provider == "anthropic" else "gpt-4o"
+    client = ScriptedLLMClient(steps=[reply("ok")], provider=provider)
+    expected = resolve_model_alias(alias, provider)
+
+    async def main() -> None:
+        assembly = build_runtime(tmp_path, parts=RuntimeParts(client=client, model=current))
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        live = await assembly.open_session(store)
+        switched = await live.submit(f"/model {alias}")
+        assert switched.text.startswith(f"Model: {expected} (was {current})")
+        await live.submit("hello")
+        await live.close()
+        await assembly.aclose()
+
+    asyncio.run(main())
+    assert [r.model for r in client.requests] == [expected]
