@@ -67,6 +67,9 @@ class AgentDefinition:
     variables: Mapping[str, str] = field(default_factory=dict)
     # None: every tool the runtime has; (): no tools at all.
     tools: tuple[str, ...] | None = None
+    # Claude Code's `disallowedTools`: tools taken away from `tools` (or from all of them);
+    # an entry with a pattern (`Bash(rm:*)`) takes the whole tool away.
+    disallowed_tools: tuple[str, ...] = ()
     source: str = "<memory>"
     extra: Mapping[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
@@ -185,10 +188,12 @@ def positive_int(value: object, source: str, key: str) -> int | None:
 
 _ITERATION_KEYS = ("maxIterations", "max-iterations", "max_iterations")
 _TOOL_KEYS = ("tools", "allowed-tools", "allowedTools")
+_DENIED_KEYS = ("disallowedTools", "disallowed-tools")
 # Keys Claude Code reads that change nothing here (`color` tints its UI): no warning.
 # `hooks` is read by the subagent registry (aimon_core.subagent), from `extra`.
 _IGNORED = frozenset({"color", "hooks"})
-_KNOWN = frozenset({"name", "description", "model", "variables", *_ITERATION_KEYS, *_TOOL_KEYS})
+_KNOWN = frozenset({"name", "description", "model", "variables", *_ITERATION_KEYS, *_TOOL_KEYS,
+                    *_DENIED_KEYS})
 
 
 def _tools(fields: Mapping[str, Any], source: str) -> tuple[str, ...] | None:
@@ -197,6 +202,30 @@ def _tools(fields: Mapping[str, Any], source: str) -> tuple[str, ...] | None:
         raise AgentDefinitionError(
             source, f"give the tool list once, not as {' and '.join(present)}")
     return split_tool_list(fields[present[0]], source) if present else None
+
+
+def _tool_lists(fields: Mapping[str, Any], read: Frontmatter, source: str
+                ) -> tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]]:
+    """Return the agent's tools, the tools taken away (`disallowedTools`), and warnings.
+
+    Never more than the text says: a list that cannot be read gives no tools.
+    """
+    tools = _tools(fields, source)
+    present = [k for k in _DENIED_KEYS if k in fields]
+    if len(present) > 1:
+        raise AgentDefinitionError(source, f"give {present[0]} once, not as "
+                                           f"{' and '.join(present)}")
+    denied = (split_tool_list(fields[present[0]], source) or ()) if present else ()
+    lost = sorted(read.unreadable.intersection((*_TOOL_KEYS, *_DENIED_KEYS)))
+    if lost:
+        return (), denied, (f"{source}: {lost[0]} cannot be read; the agent gets no tools",)
+    notes = tuple(f"{source}: {present[0]} entry {entry!r} takes {entry.split('(')[0].strip()!r}"
+                  " away entirely (a tool list names whole tools)"
+                  for entry in denied if "(" in entry)
+    if tools is not None and denied:
+        gone = {entry.split("(", 1)[0].strip() for entry in denied}
+        tools = tuple(t for t in tools if t.split("(", 1)[0].strip() not in gone)
+    return tools, denied, notes
 
 
 def _max_iterations(fields: Mapping[str, Any], source: str) -> int | None:
@@ -234,15 +263,11 @@ def parse_agent(text: str, *, source: str = "<memory>", default_name: str | None
         raise AgentDefinitionError(source, "variables must be a mapping of names to values")
     if not body.strip():
         raise AgentDefinitionError(source, "the prompt (the Markdown body) is empty")
-    tools = _tools(fields, source)
     if "hooks" in read.unreadable:
         raise AgentDefinitionError(source, "hooks cannot be read (not valid YAML); hooks are "
                                            "code, never half read")
-    lost = sorted(read.unreadable.intersection(_TOOL_KEYS))
-    if lost:
-        # Never more than the text says: a tool list that cannot be read gives no tools.
-        tools = ()
-        warnings += (f"{source}: {lost[0]} cannot be read; the agent gets no tools",)
+    tools, denied, notes = _tool_lists(fields, read, source)
+    warnings += notes
     model = _model(fields.get("model"), source)
     if model.name is not None and not _MODEL_NAME.fullmatch(model.name):
         warnings += (f"{source}: model {model.name!r} is not a model name; the session's "
@@ -259,6 +284,7 @@ def parse_agent(text: str, *, source: str = "<memory>", default_name: str | None
         max_iterations=_max_iterations(fields, source),
         variables={str(k): "" if v is None else str(v) for k, v in variables.items()},
         tools=tools,
+        disallowed_tools=denied,
         source=source,
         extra={k: v for k, v in fields.items() if k not in _KNOWN},
         warnings=warnings,

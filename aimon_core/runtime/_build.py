@@ -209,7 +209,11 @@ def mcp_servers(settings: LoadedSettings, tools: Any, policy: PermissionPolicy,
 
     wanted = set(tool_names(agent.tools)) if agent.tools is not None else None
 
+    denied = set(tool_names(agent.disallowed_tools))
+
     def allow(name: str) -> bool:
+        if name in denied or any(name.startswith(d + "__") for d in denied):
+            return False
         return wanted is None or name in wanted or any(
             name.startswith(w + "__") for w in wanted if w.startswith("mcp__"))
 

@@ -28,6 +28,9 @@ def agent_tools(agent: AgentDefinition, root: Path, providers: Iterable[ToolProv
 
     context = ToolProviderContext(project_root=root, agent_name=agent.name)
     tools = ToolRegistry((*provided_tools(providers, context), *extra))
+    if agent.disallowed_tools:  # Claude Code's `disallowedTools`: whole tools taken away
+        denied = set(tool_names(agent.disallowed_tools))
+        tools = tools.only(t.name for t in tools if t.name not in denied)
     if agent.tools is None:
         return tools, {}
     try:
