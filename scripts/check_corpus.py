@@ -1,8 +1,8 @@
 """Load every skill and agent in the shared corpora and compare with their expected.json.
 
 Run:  .venv/bin/python scripts/check_corpus.py [CORPORA_DIR]     (default: ../shared/corpora)
-Not a unit test: the corpora live outside the repository. Prints one line per mismatch and a
-summary; exits 1 on any mismatch.
+Not a unit test: the corpora live outside the repository, and are read where they are. Prints one
+line per mismatch and a summary; exits 1 on any mismatch.
 
 Skills (`skills/expected.json`) must agree with every `lenient` entry: a skill loads exactly when
 `lenient.loads` says so, with the name, description and allowed-tools recorded, and with every
@@ -10,6 +10,10 @@ warning it lists. aimon may warn about more than that reference (unknown fields,
 lacks, a description over 1024 characters): those extra warnings are counted, not mismatches.
 Agents (`agents/expected.json`): every file with a frontmatter block loads with the name,
 description, tools and model recorded; a file without one is rejected.
+Real-world material (`realworld/`: skills, agents, commands and settings files from public
+repositories, each accepted by Claude Code) must all load, through the loaders a project's
+`.claude/` folder goes through; what was assumed on the way is counted by kind. Running each
+one against a model is `realworld/run.sh`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,11 @@ from collections import Counter
 from pathlib import Path
 
 from aimon_core.agent import AgentDefinitionError, load_agent_file
-from aimon_core.skill import SkillError, parse_skill
+from aimon_core.command import load_custom_commands
+from aimon_core.config import SettingsError
+from aimon_core.config._validate import read_layer
+from aimon_core.skill import Layer, LoadFailure, SkillError, parse_skill, scan_skill_folder
+from aimon_core.subagent import scan_agent_folder
 
 # The reference's lenient warnings, and the words of aimon's warning for the same thing.
 _SAME_WARNING = {
@@ -39,7 +47,9 @@ def _expected_warning_found(expected: str, ours: tuple[str, ...]) -> bool:
 def _warning_kind(warning: str) -> str:
     text = warning.split(": ", 1)[-1]
     for marker in ("unknown field", "not available in aimon", "unknown tool", "longer than 1024",
-                   "differs from its folder", "not valid YAML", "unknown frontmatter key"):
+                   "differs from its folder", "not valid YAML", "unknown frontmatter key",
+                   "cannot be typed", "rule aimon cannot read", "ignored, as Claude Code ignores",
+                   "allow rule"):
         if marker in text:
             return marker
     return text[:60]
@@ -109,6 +119,45 @@ def check_agents(corpus: Path, problems: list[str], extra: Counter[str]) -> tupl
     return loaded, len(expected)
 
 
+def _groups(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+def check_realworld(corpus: Path, problems: list[str], extra: Counter[str]) -> dict[str, int]:
+    """Load every real-world file as a project's `.claude/` holds it; return counts by kind."""
+    counts: Counter[str] = Counter()
+    for kind, scan in (("skills", scan_skill_folder), ("agents", scan_agent_folder)):
+        for group in _groups(corpus / kind):
+            for found in scan(group, Layer.CLAUDE_PROJECT, inside=group):
+                counts[kind] += 1
+                if isinstance(found, LoadFailure):
+                    problems.append(f"realworld/{kind}: {found.path}: {found.message}")
+                    continue
+                for warning in found.value.warnings:
+                    extra[f"realworld {kind}: {_warning_kind(warning)}"] += 1
+    for group in _groups(corpus / "commands"):
+        commands, failures = load_custom_commands((group,), project_root=group)
+        counts["commands"] += len(commands) + len(failures)
+        problems += [f"realworld/commands: {f.path}: {f.reason}" for f in failures]
+        for command in commands:
+            for warning in command.warnings:
+                extra[f"realworld commands: {_warning_kind(warning)}"] += 1
+    for kind in ("settings", "settings-permissions"):
+        # A settings file: `.claude/settings*.json`, or an example file beside the group.
+        files = {*(corpus / kind).glob("*/.claude/settings*.json"),
+                 *(corpus / kind).glob("*/*.json")}
+        for path in sorted(files):
+            counts[kind] += 1
+            try:
+                values = read_layer(path, path.name, claude=True)
+            except SettingsError as exc:
+                problems.append(f"realworld/{kind}: {path}: {exc}")
+                continue
+            for warning in values.warnings if values is not None else ():
+                extra[f"realworld {kind}: {_warning_kind(warning)}"] += 1
+    return dict(counts)
+
+
 def main() -> int:
     """Check both corpora; return the exit status."""
     here = Path(__file__).resolve().parent.parent
@@ -117,10 +166,12 @@ def main() -> int:
     extra: Counter[str] = Counter()
     skills_loaded, skills_total = check_skills(corpora / "skills", problems, extra)
     agents_loaded, agents_total = check_agents(corpora / "agents", problems, extra)
+    realworld = check_realworld(corpora / "realworld", problems, extra)
     for line in problems:
         print(line)
     print(f"skills: {skills_loaded} of {skills_total} loaded; "
           f"agents: {agents_loaded} of {agents_total} loaded; {len(problems)} mismatches")
+    print("realworld (each must load): " + ", ".join(f"{n} {k}" for k, n in realworld.items()))
     if extra:
         print("warnings beyond the reference (not mismatches):")
         for kind, count in sorted(extra.items()):
