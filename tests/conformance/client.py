@@ -10,7 +10,7 @@ writes it (`oauth` and `elicitation` keys from the scenario's context), a sign-i
 browser is `browser.py` beside it, named in $BROWSER as a person's would be: it opens the
 authorization page and follows the redirect back to aimon's loopback listener.
 
-Run by `.ci/run` (all applicable scenarios) and by tests/conformance/test_conformance.py.
+Run by tests/conformance/run.sh (every client scenario that applies), which `.ci/run` runs.
 """
 
 from __future__ import annotations
