@@ -102,12 +102,31 @@ def read_frontmatter(text: str) -> Frontmatter:
     return Frontmatter(fields={str(k): v for k, v in loaded.items()}, body=body)
 
 
+# Keys of skills, agents and commands (Claude Code's and aimon's). When a value runs on at
+# column 0 (`<example>` lines under a description), a `word:` line that is none of these is
+# part of that text (`user: "Create an agent"`), not a key of its own.
+_FRONTMATTER_KEYS = frozenset({
+    "name", "description", "tools", "allowed-tools", "allowedTools", "disallowedTools",
+    "disallowed-tools", "model", "color", "argument-hint", "arguments", "disable-model-invocation",
+    "user-invocable", "license", "compatibility", "metadata", "hooks", "execution", "context",
+    "agent", "effort", "version", "permissionMode", "maxTurns", "skills", "mcpServers", "memory",
+    "background", "isolation", "variables", "invoke", "maxIterations", "max-iterations",
+    "max_iterations", "when_to_use", "paths", "shell", "initialPrompt"})
+
+
 def _entries(front: str) -> list[tuple[str, list[str]]]:
     """Split the block into top-level entries: (key, its lines); stray lines join the last."""
+    lines = front.split("\n")
+    # A line at column 0 that is no key and no comment: some value's text runs on unindented.
+    runs_on = any(line[:1].strip() and line[0] != "#" and not _KEY_LINE.match(line)
+                  for line in lines)
     entries: list[tuple[str, list[str]]] = []
-    for line in front.split("\n"):
+    for line in lines:
         match = _KEY_LINE.match(line)
-        if match is not None:
+        if match is not None and runs_on and entries \
+                and match.group(1) not in _FRONTMATTER_KEYS:
+            entries[-1][1].append(line)
+        elif match is not None:
             entries.append((match.group(1), [line]))
         elif entries:
             entries[-1][1].append(line)

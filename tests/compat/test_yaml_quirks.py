@@ -48,6 +48,12 @@ QUIRKS = {
     "asterisk read as an alias": Quirk("description: *Important*: reviews code\n",
                                        "*Important*: reviews code"),
     "a lone asterisk": Quirk("description: * reviews code\n", "* reviews code"),
+    # Anthropic's own plugin agents: examples under the description, at column 0.
+    "examples at column 0": Quirk(
+        'description: Use it when asked. Examples:\n<example>\nuser: "Review this"\n'
+        'assistant: "I will review it"\n</example>\n',
+        'Use it when asked. Examples: <example> user: "Review this" assistant: "I will review'
+        ' it" </example>'),
     "byte order mark": Quirk("\ufeffdescription: Plain text\n", "Plain text", None),
     "CRLF line ends": Quirk("description: Plain\r\n  text\r\n", "Plain text", None),
 }
