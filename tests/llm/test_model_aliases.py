@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from aimon_core.llm import (
-    LLMResponse,
     ScriptedLLMClient,
     agent_model,
     known_models,
@@ -66,29 +65,7 @@ def test_agent_model(wanted: str | None, provider: str, current: str, expected: 
     assert agent_model(wanted, provider, current) == expected
 
 
-def test_a_subagent_with_model_haiku_runs_on_haiku(tmp_path: Path) -> None:
-    root = tmp_path / "proj"
-    (root / ".claude" / "agents").mkdir(parents=True)
-    (root / ".claude" / "agents" / "quick.md").write_text(
-        "---\nname: quick\ndescription: Quick lookups.\nmodel: haiku\n---\nYou are quick.\n")
-    steps: list[LLMResponse] = [
-        reply("", ("Task", {"description": "look", "prompt": "look up x",
-                            "subagent_type": "quick"})),
-        reply("found x"), reply("done")]
-    client = ScriptedLLMClient(steps=list(steps), provider="anthropic")
-
-    async def main() -> None:
-        assembly = build_runtime(root, parts=RuntimeParts(client=client, model="claude-sonnet-5-5"))
-        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
-        live = await assembly.open_session(store)
-        await live.submit("delegate")
-        await live.close()
-        await assembly.aclose()
-
-    asyncio.run(main())
-    models = [(r.model, "You are quick" in r.system) for r in client.requests]
-    assert models == [("claude-sonnet-5-5", False), ("claude-haiku-5-5", True),
-                      ("claude-sonnet-5-5", False)]
+# A subagent's `model: haiku` in use: tests/subagent/test_agent_fields.py.
 
 
 # `--model NAME` (and AIMON_MODEL): (flags, env) -> the model chosen. An alias means the

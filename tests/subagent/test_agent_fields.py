@@ -1,7 +1,7 @@
-"""Claude Code's `disallowedTools` in an agent file: those tools are taken away, never kept.
+"""Claude Code's agent fields in use: `model: haiku` and `disallowedTools`.
 
-Each case is an agent file's tool lines, run as a Task subagent through `build_runtime`; the
-tools its request offers the model are compared with what the text allows.
+Each case is an agent file run as a Task subagent through `build_runtime`; the subagent's
+request shows the model it ran on and the tools it was offered.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aimon_core.llm import LLMResponse, ScriptedLLMClient, reply
+from aimon_core.llm import LLMRequest, LLMResponse, ScriptedLLMClient, reply
 from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 from aimon_core.subagent import load_named_agent
@@ -36,7 +36,8 @@ CASES = {
 }
 
 
-def _offered(root: Path, lines: str) -> frozenset[str]:
+def _fork_requests(root: Path, lines: str) -> list[LLMRequest]:
+    """Run agent `checker` (frontmatter `lines`) as a Task; return the fork's requests."""
     (root / ".claude" / "agents").mkdir(parents=True)
     (root / ".claude" / "agents" / "checker.md").write_text(
         f"---\nname: checker\ndescription: Checks work.\n{lines}---\nYou check work.\n")
@@ -55,8 +56,22 @@ def _offered(root: Path, lines: str) -> frozenset[str]:
         await assembly.aclose()
 
     asyncio.run(main())
-    [fork] = [r for r in client.requests if "You check work" in r.system]
+    assert [r.model for r in client.requests if "You check work" not in r.system] == [
+        "claude-sonnet-5-5", "claude-sonnet-5-5"]
+    return [r for r in client.requests if "You check work" in r.system]
+
+
+def _offered(root: Path, lines: str) -> frozenset[str]:
+    [fork] = _fork_requests(root, lines)
     return frozenset(t.name for t in fork.tools)
+
+
+@pytest.mark.parametrize(("lines", "model"), [("", "claude-sonnet-5-5"),
+                                              ("model: haiku\n", "claude-haiku-5-5"),
+                                              ("model: inherit\n", "claude-sonnet-5-5")])
+def test_a_subagent_runs_on_the_model_its_alias_means(tmp_path: Path, lines: str,
+                                                      model: str) -> None:
+    assert [r.model for r in _fork_requests(tmp_path, lines)] == [model]
 
 
 @pytest.mark.parametrize("lines", sorted(CASES))
