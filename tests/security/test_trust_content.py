@@ -224,15 +224,23 @@ def test_trust_holds_for_the_scripts_a_command_runs(kind: Kind, spelling: str, c
         assert asked == (), f"asked again about what was trusted: {asked}"
 
 
-def test_a_log_the_command_writes_to_is_not_a_script(tmp_path: Path) -> None:
-    """What a hook writes (`> log`) changes every run: it is not part of what is trusted."""
+# Files a command makes, writes or hands to its script: they change as it runs, so they are
+# not part of what is trusted (`made` is such a file, `run.sh` the script).
+NOT_SCRIPTS = (
+    "touch made", "./run.sh >> made", "date | tee made", "cp run.sh made", "./run.sh made",
+    "python3 run.sh --out made", "echo x > made; ./run.sh", "mkdir -p d && cat run.sh > made",
+)
+
+
+@pytest.mark.parametrize("command", NOT_SCRIPTS)
+def test_a_file_the_command_makes_is_not_a_script(command: str, tmp_path: Path) -> None:
+    """What a hook makes or writes changes every run: its trust must not go with it."""
     root = tmp_path / "proj"
     kind = KINDS[0]
-    kind.write(root, ("./run.sh >> hooks.log",))
+    kind.write(root, (command,))
     (root / "run.sh").write_text("echo trusted\n")
-    (root / "hooks.log").write_text("one\n")
     _accept(root)
-    (root / "hooks.log").write_text("one\ntwo\n")
+    (root / "made").write_text("one\ntwo\n")
     loaded = _load(root)
-    assert kind.active(root, loaded) == ("./run.sh >> hooks.log",)
+    assert kind.active(root, loaded) == (command,)
     assert loaded.pending_trust is None
