@@ -82,6 +82,12 @@ from aimon_core.agent._turn import (
     Turn,
     new_execution_id,
 )
+from aimon_core.agent._workflow_events import (
+    RunState,
+    TaskState,
+    WorkflowRunChanged,
+    WorkflowTaskChanged,
+)
 
 __all__ = [
     "INTERRUPTED_RESULT",
@@ -132,12 +138,16 @@ __all__ = [
     "OrcaExecutor",
     "ProjectInstructions",
     "RememberedApprovals",
+    "RunState",
     "StopCause",
+    "TaskState",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolGate",
     "ToolStarted",
     "Turn",
+    "WorkflowRunChanged",
+    "WorkflowTaskChanged",
     "allow_all",
     "assemble_system_prompt",
     "find_instructions",

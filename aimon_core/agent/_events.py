@@ -13,6 +13,7 @@ from aimon_core.agent._approval import (
     ApprovalResolved,
     ApprovalWithdrawn,
 )
+from aimon_core.agent._workflow_events import WorkflowRunChanged, WorkflowTaskChanged
 from aimon_core.llm import LLMError, Message, Usage
 from aimon_core.tools import ToolResult
 
@@ -189,6 +190,8 @@ AgentEvent = (
     | ApprovalResolved
     | ApprovalWithdrawn
     | ApprovalRefused
+    | WorkflowTaskChanged
+    | WorkflowRunChanged
 )
 
 EventSink = Callable[[AgentEvent], None]
