@@ -51,15 +51,27 @@ _MAX_SUBMODULE_DEPTH = 3
 _STOP, _ON, _UNSAFE = "stop", "on", "unsafe"
 
 
-def repository_is_inert(cwd: Path) -> bool:
-    """Tell whether git run in ``cwd`` would find only inert repository configuration."""
+def repository_is_inert(cwd: Path, *, hooks_run: bool = True) -> bool:
+    """Tell whether git run in ``cwd`` would find only inert repository configuration.
+
+    ``hooks_run=False``: the caller runs git with hooks turned off (``-c core.hooksPath=
+    /dev/null``, as aimon's own worktree commands do), so hooks of the repository do not count.
+    """
     if any(os.environ.get(name) for name in _REPOSITORY_ENV):
         return False
     try:
         start = Path(os.path.realpath(cwd))
     except (OSError, ValueError):
         return False
-    return _walk(start, depth=0, seen=set())
+    return _walk(start, depth=0, seen=_Seen(hooks_run=hooks_run))
+
+
+class _Seen(set[str]):
+    """The git folders vetted so far in one walk, and whether their hooks would run."""
+
+    def __init__(self, *, hooks_run: bool) -> None:
+        super().__init__()
+        self.hooks_run = hooks_run
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +132,7 @@ def read_branch(repository: Repository) -> str | None:
     return name if _BRANCH.fullmatch(name) and ".." not in name else None
 
 
-def _walk(start: Path, *, depth: int, seen: set[str]) -> bool:
+def _walk(start: Path, *, depth: int, seen: _Seen) -> bool:
     for directory in (start, *start.parents):
         match _at(directory, depth=depth, seen=seen):
             case "stop":
@@ -132,7 +144,7 @@ def _walk(start: Path, *, depth: int, seen: set[str]) -> bool:
     return True
 
 
-def _at(directory: Path, *, depth: int, seen: set[str]) -> str:
+def _at(directory: Path, *, depth: int, seen: _Seen) -> str:
     """Vet the repositories git could take at ``directory``: stop, go on upward, or unsafe."""
     try:
         gitdir = _dotgit(directory)
@@ -210,7 +222,7 @@ def _surely_valid(gitdir: Path) -> bool:
 
 
 def _gitdir_is_inert(gitdir: Path, worktree: Path | None, *, depth: int,
-                     seen: set[str]) -> bool:
+                     seen: _Seen) -> bool:
     key = os.path.realpath(gitdir)
     if key in seen:
         return True
@@ -226,7 +238,7 @@ def _gitdir_is_inert(gitdir: Path, worktree: Path | None, *, depth: int,
                 return False
             if ("extensions.objectformat", "sha256") in entries:
                 hash_len = 32
-        if _has_hooks(folder / "hooks"):
+        if seen.hooks_run and _has_hooks(folder / "hooks"):
             return False
     if worktree is None:
         return True
@@ -234,7 +246,7 @@ def _gitdir_is_inert(gitdir: Path, worktree: Path | None, *, depth: int,
 
 
 def _submodules_inert(index: Path, worktree: Path, hash_len: int, *, depth: int,
-                      seen: set[str]) -> bool:
+                      seen: _Seen) -> bool:
     links = _gitlinks(index, hash_len)
     if links is None:
         return False
