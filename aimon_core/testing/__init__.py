@@ -2,8 +2,8 @@
 
 A scripted model (`ScriptedLLMClient`, `reply`, `script`) for unit tests of agents and tools;
 a loopback server speaking the providers' wire formats, so end-to-end tests run the real SDKs
-without a network; and the contracts every `SessionRecordStore` backend, and every backend of
-the service's stores, passes.
+without a network; and the contracts every `SessionRecordStore` backend, every backend of
+the service's stores and every workflow `RunStore` backend passes.
 """
 
 from aimon_core.llm import ScriptedLLMClient, ScriptedLLMClientError, reply, script
@@ -22,6 +22,7 @@ from ._loopback import (
     StreamError,
 )
 from ._loopback_script import loads_script
+from ._run_store_contract import RunStoreContract
 from ._service_contract import IdempotencyStoreContract, SessionInboxContract, SignalBusContract
 from ._store_contract import FakeClock, SessionRecordStoreContract, every_block_conversation
 
@@ -35,6 +36,7 @@ __all__ = [
     "Reply",
     "ResetConnection",
     "Responder",
+    "RunStoreContract",
     "ScriptedLLMClient",
     "ScriptedLLMClientError",
     "ScriptedToolCall",
