@@ -53,16 +53,25 @@ from aimon_core.command._system import (
     status_text,
     system_commands,
 )
+from aimon_core.command._workflow import (
+    GOAL_USAGE,
+    WORKFLOW_USAGE,
+    WorkflowCatalog,
+    parse_inputs,
+    workflow_commands,
+)
 
 __all__ = [
     "APPROVE_USAGE",
     "BUDGET_USAGE",
     "DENY_USAGE",
+    "GOAL_USAGE",
     "KEYS",
     "MODEL_USAGE",
     "MODE_USAGE",
     "SKILL_USAGE",
     "TASK_USAGE",
+    "WORKFLOW_USAGE",
     "CommandError",
     "CommandHost",
     "CommandNameError",
@@ -74,6 +83,7 @@ __all__ = [
     "ExtensionCatalog",
     "MCPStatus",
     "SlashCommand",
+    "WorkflowCatalog",
     "budget_override",
     "command_roots",
     "custom_commands",
@@ -94,6 +104,7 @@ __all__ = [
     "open_endpoint",
     "parse_count",
     "parse_duration",
+    "parse_inputs",
     "parse_slash",
     "pending_text",
     "permission_commands",
@@ -103,4 +114,5 @@ __all__ = [
     "sessions_text",
     "status_text",
     "system_commands",
+    "workflow_commands",
 ]

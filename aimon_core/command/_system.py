@@ -19,6 +19,7 @@ from aimon_core.command._registry import (
     SlashCommand,
 )
 from aimon_core.command._sandbox import sandbox_commands
+from aimon_core.command._workflow import WorkflowCatalog, workflow_commands
 
 if TYPE_CHECKING:
     from aimon_core.agent import ExecutionBudget
@@ -483,7 +484,10 @@ def extension_commands(catalog: ExtensionCatalog) -> tuple[SlashCommand, ...]:
     )
 
 
-def default_registry(catalog: ExtensionCatalog | None = None) -> CommandRegistry:
-    """Return a registry holding the system commands (and /skills, /agents, /skill, /task)."""
+def default_registry(catalog: ExtensionCatalog | None = None,
+                     workflows: WorkflowCatalog | None = None) -> CommandRegistry:
+    """Return a registry holding the system commands (and /skills, /agents, /skill, /task;
+    /workflow and /goal)."""
     extra = extension_commands(catalog) if catalog is not None else ()
-    return CommandRegistry((*system_commands(), *extra))
+    flows = workflow_commands(workflows) if workflows is not None else ()
+    return CommandRegistry((*system_commands(), *extra, *flows))

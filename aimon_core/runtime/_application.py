@@ -1,8 +1,9 @@
 """Application: the scope that lives from start to shutdown (the seeds' application scope).
 
 One print-mode run is an application, the REPL is one, and the service will be one. It owns
-what outlives every runtime and every session: the session store and the runtime registries
-(one per project and flags; next, the scheduling engine and the session router). It is
+what outlives every runtime and every session: the session store, the workflow run store and
+task slots, and the runtime registries (one per project and flags; next, the scheduling engine
+and the session router). It is
 created at start and closed at shutdown, by whoever created it, never by a runtime or a
 session:
 
@@ -14,6 +15,7 @@ session:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -21,25 +23,37 @@ from typing import TYPE_CHECKING
 from aimon_core.runtime._assembly import default_store
 from aimon_core.runtime._parts import NO_FLAGS, NO_PARTS, RuntimeFlags, RuntimeParts
 from aimon_core.runtime._registry import AgentRuntimeRegistry, TrustAsker
+from aimon_core.runtime._workflows import WorkflowScope
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from aimon_core.session import SessionStore
+    from aimon_core.workflow import RunStore
 
 
 class Application:
-    """The application scope: the session store and the runtimes of every project.
+    """The application scope: the session and run stores, and the runtimes of every project.
 
     Args:
         store: where sessions are kept (None: the file store under aimon's data folder,
             made on first use).
+        run_store: where workflow runs are kept (None: the file store beside the sessions).
+        max_workflow_tasks: how many workflow tasks may run at once, across all runs.
     """
 
-    def __init__(self, store: SessionStore | None = None) -> None:
+    def __init__(self, store: SessionStore | None = None, *, run_store: RunStore | None = None,
+                 max_workflow_tasks: int = 4) -> None:
         self._store = store
         self._registries: dict[tuple[Path, RuntimeFlags], AgentRuntimeRegistry] = {}
         self._closed = False
+        # Every runtime of the application keeps its runs here and shares the task slots.
+        self.workflows = WorkflowScope(run_store, max_tasks=max_workflow_tasks)
+
+    @property
+    def run_store(self) -> RunStore:
+        """Return the workflow run store (the default one is made on first use)."""
+        return self.workflows.store
 
     @property
     def store(self) -> SessionStore:
@@ -57,6 +71,8 @@ class Application:
             raise RuntimeError("the application is closed")
         key = (Path(project_root).resolve(), flags)
         registry = self._registries.get(key)
+        if parts.workflows is None:
+            parts = replace(parts, workflows=self.workflows)
         if registry is None:
             registry = AgentRuntimeRegistry(key[0], flags, trust=trust, parts=parts,
                                             on_notice=on_notice)

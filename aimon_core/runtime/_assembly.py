@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from aimon_core.mcp import MCPServers
     from aimon_core.permission import PermissionPolicy
     from aimon_core.runtime._sandbox import SandboxSetup
+    from aimon_core.runtime._workflows import RuntimeWorkflows
     from aimon_core.session import SessionStore
     from aimon_core.shell import SecretPairs
     from aimon_core.tools import ToolContext
@@ -55,6 +56,8 @@ class AgentAssembly:
     tool_names: frozenset[str] = frozenset()
     # The OS sandbox of the shell commands, as the settings set it up (None: not built here).
     sandbox: SandboxSetup | None = None
+    # The project's workflows and the runtime's runner of them (None: not built here).
+    workflows: RuntimeWorkflows | None = None
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 
@@ -76,21 +79,24 @@ class AgentAssembly:
             self._secrets = (self.settings, secrets)
         return secrets
 
-    def tool_context(self, env: Mapping[str, str] | None = None) -> ToolContext:
-        """Return a ToolContext on the local file system and shell, in the project."""
+    def tool_context(self, env: Mapping[str, str] | None = None, *, root: Path | None = None,
+                     policy: PermissionPolicy | None = None,
+                     sandbox: SandboxSetup | None = None) -> ToolContext:
+        """Return a ToolContext on the local file system and shell, in the project (or in
+        `root`, with the `policy` and `sandbox` made for it: a workflow task's worktree)."""
         from aimon_core.filesystem import LocalFileSystem
         from aimon_core.permission import read_filter
         from aimon_core.runtime._sandbox import shell_sandbox
         from aimon_core.shell import LocalShell
         from aimon_core.tools import ToolContext, ToolState
 
-        root = self.project_root
-        policy = self.policy
+        root = root or self.project_root
+        policy = policy or self.policy
         return ToolContext(
             project_root=root, cwd=root, fs=LocalFileSystem(root),
             shell=LocalShell(env=self.settings.settings.env if env is None else env,
                              passthrough=self.settings.settings.shell_env_passthrough,
-                             sandbox=shell_sandbox(self.sandbox, policy)),
+                             sandbox=shell_sandbox(sandbox or self.sandbox, policy)),
             state=ToolState(), agent_name=self.runtime.agent.name, secrets=self.secrets,
             # Grep and Glob skip what Read deny rules cover; reloaded rules apply at once.
             path_filter=read_filter(lambda: policy.rules, root),

@@ -34,6 +34,12 @@ from aimon_core.runtime._extensions import Extensions, load_extension_registries
 from aimon_core.runtime._fork import ForkBase
 from aimon_core.runtime._parts import NO_FLAGS, NO_PARTS, RuntimeFlags, RuntimeParts
 from aimon_core.runtime._tooling import agent_tools, tool_names
+from aimon_core.runtime._workflows import (
+    WORKFLOW_TOOL_NAMES,
+    ForkTasks,
+    RuntimeWorkflows,
+    WorkflowScope,
+)
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
@@ -91,25 +97,27 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     # caller's own tools; rules and tool lists are checked against it.
     if parts.providers is None:
         known = provided_names(builtin_providers(), parts.tools) | {
-            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES}
+            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES}
     else:
         known = provided_names(parts.providers, parts.tools)
     notices.extend(check_rule_tools(flags, settings, known))
     # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
     skills, agents = load_extension_registries(root, readable=readable)
     model_settings = ModelSettings()
-    extensions = Extensions(
-        project_root=root, skills=skills, agents=agents, runtime_id=str(runtime_id),
-        tool_names=known,
-        forks=ForkBase(project_root=root, client=client, model=model, settings=model_settings,
-                       policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
-                       restrictions=_restrictions(agent), agent_name=agent.name,
-                       tools=agent.tools))
+    forks = ForkBase(project_root=root, client=client, model=model, settings=model_settings,
+                     policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
+                     restrictions=_restrictions(agent), agent_name=agent.name, tools=agent.tools)
+    extensions = Extensions(project_root=root, skills=skills, agents=agents,
+                            runtime_id=str(runtime_id), tool_names=known, forks=forks)
     notices.extend(extensions.notices())
+    # Workflow tasks are forks too; the runner is made on first use, closed with the runtime.
+    workflows = RuntimeWorkflows(project_root=root, readable=readable,
+                                 scope=parts.workflows or WorkflowScope(),
+                                 tasks=ForkTasks(forks, agents, lambda: assembly))
     providers = parts.providers
     if providers is None:
         providers = (*builtin_providers(), SkillToolProvider(extensions),
-                     SubagentToolProvider(extensions))
+                     SubagentToolProvider(extensions), workflows.provider())
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
                                                                           known))
@@ -123,11 +131,11 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,
-                             commands=_commands(extensions, notices, root, readable),
+                             commands=_commands(extensions, notices, root, readable, workflows),
                              mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
-                             sandbox=sandbox,
-                             # Background subagents end with the runtime.
-                             closers=[extensions.tasks.close])
+                             sandbox=sandbox, workflows=workflows,
+                             # Background subagents and workflow runs end with the runtime.
+                             closers=[extensions.tasks.close, workflows.aclose])
     return assembly
 
 
@@ -164,14 +172,15 @@ def _warm_first_call() -> None:
 
 
 def _commands(extensions: Extensions, notices: list[str], root: Path,
-              readable: Callable[[Path], bool] | None = None) -> CommandRegistry:
-    """Return the system commands with /skills and the rest, one command per skill, and the
-    Markdown commands of `.aimon/commands/` and `.claude/commands/` (skills win a name, but
-    for aimon's built-in ones)."""
+              readable: Callable[[Path], bool] | None = None,
+              workflows: RuntimeWorkflows | None = None) -> CommandRegistry:
+    """Return the system commands with /skills, /workflow and the rest, one command per
+    skill, and the Markdown commands of `.aimon/commands/` and `.claude/commands/` (skills
+    win a name, but for aimon's built-in ones)."""
     from aimon_core.command import CommandNameError, custom_commands, default_registry
     from aimon_core.config import claude_user_dir
 
-    registry = default_registry(extensions)
+    registry = default_registry(extensions, workflows)
     for command in extensions.slash_commands():
         try:
             registry.register(command)

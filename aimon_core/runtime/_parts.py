@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
     from aimon_core.llm import LLMClient
+    from aimon_core.runtime._workflows import WorkflowScope
     from aimon_core.tools import Tool, ToolProvider
 
 
@@ -45,6 +46,7 @@ class RuntimeParts:
     `tools` are added to the built-in ones (a rule may name them: `deny: ["word_count"]`);
     `providers` replace the built-in providers; `client` replaces the model client chosen
     from settings and environment (then `model` names the model, default the agent's).
+    `workflows` is the application's run store and task slots (None: the runtime's own).
     """
 
     tools: tuple[Tool, ...] = ()
@@ -53,6 +55,7 @@ class RuntimeParts:
     model: str | None = None
     trust_all: bool = False
     agent_definition: AgentDefinition | None = None
+    workflows: WorkflowScope | None = None
 
 
 NO_FLAGS = RuntimeFlags()
