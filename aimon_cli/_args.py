@@ -34,6 +34,7 @@ commands:
   aimon sessions list|show ID|delete ID   stored sessions
   aimon skills list [--json]              skills loaded, and from where
   aimon agents list [--json]              subagents loaded, and from where
+  aimon workflow run NAME|list|runs|show RUN|resume RUN   workflows and their runs
   aimon mcp list|get|add|remove           MCP servers
   aimon --bg "PROMPT"                     run it in the background service
   aimon ps [--json]                       the service's sessions

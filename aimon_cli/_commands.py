@@ -308,6 +308,11 @@ def run(args: list[str]) -> None:
 
         mcp_app(args[1:], prog_name="aimon mcp")
         return
+    if args and args[0] == "workflow":
+        from aimon_cli._workflow_cli import workflow_app
+
+        workflow_app(args[1:], prog_name="aimon workflow")
+        return
     if args and args[0] in ("skills", "agents"):
         from aimon_cli import _extensions_cli
 

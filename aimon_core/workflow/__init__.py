@@ -33,6 +33,7 @@ from aimon_core.workflow._model import (
 from aimon_core.workflow._parse import (
     WorkflowDefinitionError,
     check_pipeline,
+    parse_budget,
     parse_pipeline,
     pipeline_from_mapping,
     pipeline_to_mapping,
@@ -63,6 +64,7 @@ from aimon_core.workflow._store import (
     RunStore,
     RunStoreError,
     default_run_store,
+    find_run,
 )
 from aimon_core.workflow._tasks import CommandResult, TaskExecutor, TaskRun, TaskSlots
 from aimon_core.workflow._text import (
@@ -130,11 +132,13 @@ __all__ = [
     "check_pipeline",
     "default_run_store",
     "final_outputs",
+    "find_run",
     "is_run_id",
     "load_workflows",
     "merge_command",
     "money",
     "new_run_id",
+    "parse_budget",
     "parse_goal",
     "parse_pipeline",
     "pipeline_from_mapping",

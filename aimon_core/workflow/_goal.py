@@ -21,7 +21,7 @@ from aimon_core.workflow._model import (
     WorkflowBudget,
     WorkflowInput,
 )
-from aimon_core.workflow._parse import WorkflowDefinitionError, _Reader
+from aimon_core.workflow._parse import WorkflowDefinitionError, _Reader, parse_budget
 
 DEFAULT_ROUNDS = 5
 _PROMPT = (
@@ -88,17 +88,12 @@ def parse_goal(args: str) -> GoalRequest:
     if not check:
         raise GoalUsageError("a goal needs a check that tells when it is reached: "
                              '--until "python -m pytest -q"')
-    reader = _Reader("/goal")
     try:
-        rounds = reader.count(values.get("--rounds", DEFAULT_ROUNDS), "--rounds")
-        budget = WorkflowBudget(
-            max_tokens=reader.count(values["--tokens"], "--tokens")
-            if "--tokens" in values else None,
-            max_cost_usd=reader.cost(values["--cost"], "--cost") if "--cost" in values else None,
-            max_seconds=reader.seconds(values["--time"], "--time")
-            if "--time" in values else None)
+        rounds = _Reader("/goal").count(values.get("--rounds", DEFAULT_ROUNDS), "--rounds")
+        budget = parse_budget(tokens=values.get("--tokens"), cost=values.get("--cost"),
+                              time=values.get("--time"), source="/goal")
     except WorkflowDefinitionError as exc:
-        raise GoalUsageError(exc.reason if not exc.where else f"{exc.where}: {exc.reason}"
+        raise GoalUsageError(f"{exc.where}: {exc.reason}" if exc.where else exc.reason
                              ) from None
     return GoalRequest(goal=goal, check=check, rounds=rounds, worktree=worktree,
                        agent=values.get("--agent", "general-purpose"), budget=budget)

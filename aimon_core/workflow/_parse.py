@@ -298,6 +298,17 @@ class _Reader:
                                                       "`worktree: true`: nothing to merge")
 
 
+def parse_budget(*, tokens: str | None = None, cost: str | None = None,
+                 time: str | None = None, source: str = "options") -> WorkflowBudget:
+    """Return a budget from text (`200k`, `1.50`, `30m`); WorkflowDefinitionError naming
+    the value that is not one."""
+    reader = _Reader(source)
+    return WorkflowBudget(
+        max_tokens=None if tokens is None else reader.count(tokens, "tokens"),
+        max_cost_usd=None if cost is None else reader.cost(cost, "cost"),
+        max_seconds=None if time is None else reader.seconds(time, "time"))
+
+
 def check_pipeline(pipeline: Pipeline) -> None:
     """Check a workflow built in Python as a file's is checked; raise WorkflowDefinitionError."""
     _Reader(pipeline.source).check(pipeline)

@@ -47,8 +47,8 @@ class RunStoreError(Exception):
 class RunNotFoundError(RunStoreError):
     """No run has that id."""
 
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"no workflow run {run_id!r} (see: aimon workflow runs)")
+    def __init__(self, run_id: str, message: str = "") -> None:
+        super().__init__(message or f"no workflow run {run_id!r} (see: aimon workflow runs)")
         self.run_id = run_id
 
 
@@ -356,3 +356,20 @@ def default_run_store() -> FileRunStore:
     from aimon_core.session import user_data_dir
 
     return FileRunStore(user_data_dir())
+
+
+def find_run(store: RunStore, text: str, project_root: str | None) -> RunId:
+    """Return the run `text` names: a whole id, or the end or start of one (the project's
+    runs first, then every project's); RunNotFoundError saying what matched."""
+    text = text.strip()
+    if is_run_id(text):
+        return RunId(text)
+    for scope in (project_root, None) if project_root is not None else (None,):
+        ids = [s.id for s in store.list_runs(scope, 500)]
+        found = [i for i in ids if text and (i.endswith(text) or i.startswith(text))]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise RunNotFoundError(text, f"{text!r} matches {len(found)} runs ("
+                                         f"{', '.join(found[:5])}): give more of the id")
+    raise RunNotFoundError(text)
