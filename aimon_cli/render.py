@@ -25,6 +25,7 @@ from aimon_cli._lines import (
     todo_lines,
     tool_label,
 )
+from aimon_cli._workflow_view import WorkflowView
 from aimon_core.agent import (
     ApprovalRequest,
     ApprovalRequested,
@@ -41,6 +42,8 @@ from aimon_core.agent import (
     Notice,
     ToolCallFinished,
     ToolCallStarted,
+    WorkflowRunChanged,
+    WorkflowTaskChanged,
 )
 from aimon_core.live import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
 from aimon_core.llm import Message
@@ -152,6 +155,7 @@ class Renderer:
         self.on_change: Callable[[], None] | None = None
         self.last_folded: tuple[str, str] | None = None  # (call, whole text): ctrl+o shows it
         self.finished_turn: str | None = None  # the last turn whose end was shown
+        self.workflows = WorkflowView()  # the session's workflow runs (_workflow_view.py)
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a line after the text streamed so far (which is printed first)."""
@@ -179,8 +183,9 @@ class Renderer:
     def running_calls(self) -> list[str]:
         """Return the headers of the tool calls still running, to show in the live area."""
         asked = {request.tool_use_id for request in self._approvals.values()}
-        return [f"● {label}" + (" · waits for approval" if tool_use_id in asked else "")
-                for tool_use_id, (_, label) in self._pending.items()]
+        return [*(f"● {label}" + (" · waits for approval" if tool_use_id in asked else "")
+                  for tool_use_id, (_, label) in self._pending.items()),
+                *self.workflows.tree_lines()]
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -220,6 +225,10 @@ class Renderer:
                     self._line(advice, "yellow")
             case ApprovalRequested() | ApprovalResolved() | ApprovalWithdrawn():
                 self.approval_event(event)
+            case WorkflowTaskChanged() | WorkflowRunChanged():
+                for text, style in self.workflows.update(event):
+                    self._line(text, style)
+                self._changed()
             case _:
                 self._session_event(event)
 
