@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import errno
 import json
 import os
@@ -26,6 +27,8 @@ from aimon_core.agent import (
     StopCause,
     ToolCallFinished,
     ToolCallStarted,
+    WorkflowRunChanged,
+    WorkflowTaskChanged,
 )
 from aimon_core.live import LiveSession, LiveSessionEvent
 from aimon_core.llm import Message, Usage
@@ -123,10 +126,22 @@ class _StreamJson:
                 self.write({"type": "notice", "level": level, "text": text})
             case Compacted() as done:
                 self.write(compaction_json(done))
+            case WorkflowTaskChanged() | WorkflowRunChanged():
+                self.write(workflow_json(event))
             case ExecutionFinished():
                 pass  # the result line is written by the caller, with the session id
             case _:
                 pass
+
+
+def workflow_json(event: WorkflowTaskChanged | WorkflowRunChanged) -> dict[str, Any]:
+    """Return the stream-json line of a workflow run's or task's change."""
+    import dataclasses
+
+    data = {k: v.value if isinstance(v, enum.Enum) else v
+            for k, v in dataclasses.asdict(event).items()}
+    kind = "workflow_task" if isinstance(event, WorkflowTaskChanged) else "workflow_run"
+    return {"type": kind, **data}
 
 
 def message_json(message: Message) -> dict[str, Any]:

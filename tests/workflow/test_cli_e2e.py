@@ -209,3 +209,20 @@ def test_slash_workflow_runs_in_print_mode(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip().endswith("the summary")
     assert "survey  completed  (3 of 3 tasks completed" in done.stdout
+
+
+def test_stream_json_has_a_line_per_workflow_change(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    responder = routed({"List": lambda r: Reply(text="x"),
+                        "Summarise": lambda r: Reply(text="s")})
+    with LoopbackModelServer(responder, provider="openai") as server:
+        done = aimon(server, root, *MODEL_ARGS, "-p", "/workflow survey", "--output-format",
+                     "stream-json")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    runs_told = [(x["state"]) for x in lines if x["type"] == "workflow_run"]
+    assert runs_told == ["running", "completed"]
+    finished = [(x["label"], x["agent"]) for x in lines
+                if x["type"] == "workflow_task" and x["state"] == "completed"]
+    assert sorted(finished) == [("explore/0", "explore"), ("explore/1", "explore"),
+                                ("report/0", "general-purpose")]
