@@ -56,7 +56,7 @@ def workflow_commands(catalog: WorkflowCatalog) -> tuple[SlashCommand, ...]:
             case ["runs", *rest]:
                 return await _runs(catalog, host, rest)
             case ["show", run_id]:
-                return await _show(catalog, run_id)
+                return await _show(catalog, host, run_id)
             case ["resume", run_id]:
                 return await _in_turn(host, f"/workflow resume {run_id}",
                                       lambda live: _resume(catalog, live, run_id))
@@ -76,10 +76,9 @@ def workflow_commands(catalog: WorkflowCatalog) -> tuple[SlashCommand, ...]:
             raise CommandError(str(exc)) from None
 
         async def go(live: LiveSession) -> CommandOutcome:
-            record = await catalog.runner.run(request.pipeline(), project_root=live.project_root,
-                                              inputs={"goal": request.goal},
-                                              parent=live.command_turn())
-            return _outcome(record)
+            return await _outcome_of(catalog.runner.run(
+                request.pipeline(), project_root=live.project_root,
+                inputs={"goal": request.goal}, parent=live.command_turn()))
 
         return await _in_turn(host, f"/goal {args}", go)
 
@@ -162,12 +161,14 @@ async def _runs(catalog: WorkflowCatalog, host: CommandHost, rest: list[str]
     return CommandOutcome.message("\n".join(["Recent runs (newest first):", *runs_lines(runs)]))
 
 
-async def _show(catalog: WorkflowCatalog, run_id: str) -> CommandOutcome:
-    from aimon_core.workflow import RunId, RunStoreError, run_tree
+async def _show(catalog: WorkflowCatalog, host: CommandHost, run_id: str) -> CommandOutcome:
+    from aimon_core.workflow import RunStoreError, find_run, run_tree
 
     store = catalog.runner.store
+    live = await host.live_session()
     try:
-        record = await asyncio.to_thread(store.load, RunId(run_id))
+        wanted = await asyncio.to_thread(find_run, store, run_id, str(live.project_root))
+        record = await asyncio.to_thread(store.load, wanted)
     except RunStoreError as exc:
         return CommandOutcome.error(str(exc))
     held = any(h.id == record.id for h in catalog.runner.running())
@@ -181,20 +182,30 @@ async def _run(catalog: WorkflowCatalog, live: LiveSession, name: str,
     if pipeline is None:
         known = ", ".join(library.names()) or "none"
         return CommandOutcome.error(f"No workflow named {name!r}. Workflows: {known}.")
-    record = await catalog.runner.run(pipeline, project_root=live.project_root, inputs=inputs,
-                                      parent=live.command_turn())
-    return _outcome(record)
+    return await _outcome_of(catalog.runner.run(
+        pipeline, project_root=live.project_root, inputs=inputs, parent=live.command_turn()))
 
 
 async def _resume(catalog: WorkflowCatalog, live: LiveSession, run_id: str) -> CommandOutcome:
-    record = await catalog.runner.resume_run(run_id, parent=live.command_turn())
-    return _outcome(record)
+    from aimon_core.workflow import RunStoreError, find_run
+
+    try:
+        wanted = await asyncio.to_thread(find_run, catalog.runner.store, run_id,
+                                         str(live.project_root))
+    except RunStoreError as exc:
+        return CommandOutcome.error(str(exc))
+    return await _outcome_of(catalog.runner.resume_run(wanted, parent=live.command_turn()))
 
 
-def _outcome(record: RunRecord) -> CommandOutcome:
+async def _outcome_of(running: Awaitable[RunRecord]) -> CommandOutcome:
+    """Wait for a run; return its tree and final outputs, or why it could not start."""
     from aimon_core.agent import RunState
-    from aimon_core.workflow import final_outputs, run_tree
+    from aimon_core.workflow import RunStoreError, WorkflowError, final_outputs, run_tree
 
+    try:
+        record = await running
+    except (WorkflowError, RunStoreError) as exc:
+        return CommandOutcome.error(str(exc))
     tree = run_tree(record, diffs=False)
     outputs = final_outputs(record)
     text = f"{tree}\n\n{outputs}" if outputs else tree

@@ -99,3 +99,30 @@ def assemble(root: Path, client: ScriptedLLMClient, *allowed: str,
 def events_of(kind: type, events: list[AgentEvent]) -> list:  # type: ignore[type-arg]
     """Return the events of one type."""
     return [e for e in events if isinstance(e, kind)]
+
+
+class HeldClient:
+    """A scripted client whose model calls wait at `gate` until the test opens it; `arrived`
+    is set as soon as one does. For tests that interrupt work while the model is asked."""
+
+    def __init__(self, inner: ScriptedLLMClient) -> None:
+        import asyncio
+
+        self.inner = inner
+        self.provider = inner.provider
+        self.arrived = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def call(self, request: LLMRequest) -> LLMResponse:
+        self.arrived.set()
+        await self.gate.wait()
+        return await self.inner.call(request)
+
+    async def stream(self, request: LLMRequest):  # type: ignore[no-untyped-def]
+        self.arrived.set()
+        await self.gate.wait()
+        async for event in self.inner.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

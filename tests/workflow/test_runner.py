@@ -100,6 +100,39 @@ def test_a_stage_with_concurrency_one_runs_its_tasks_one_after_another(tmp_path:
     assert order == ["List the funct", "List the tests", "Summarise: f /"]
 
 
+def test_the_applications_task_slots_hold_across_stages_and_runs(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p")
+    running: list[int] = [0]
+    most: list[int] = [0]
+
+    async def main() -> None:
+        from aimon_core.llm import ScriptedLLMClient
+
+        class Counting(ScriptedLLMClient):
+            async def stream(self, request):  # type: ignore[no-untyped-def, override]
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                await asyncio.sleep(0)  # let any other task start meanwhile
+                try:
+                    async for event in super().stream(request):
+                        yield event
+                finally:
+                    running[0] -= 1
+
+        client = Counting(steps=[lambda r: reply("x")] * 6)  # type: ignore[list-item]
+        assembly = assemble(root, client, max_tasks=1)
+        async with assembly:
+            assert assembly.workflows is not None
+            pipeline = (await asyncio.to_thread(assembly.workflows.library)).get("survey")
+            assert pipeline is not None
+            runner = assembly.workflows.runner
+            await asyncio.gather(runner.run(pipeline, project_root=root),
+                                 runner.run(pipeline, project_root=root))
+
+    asyncio.run(main())
+    assert most[0] == 1  # two runs of a stage of two tasks, one slot: one call at a time
+
+
 RETRY = """\
 name: flaky
 stages:
