@@ -279,3 +279,24 @@ def test_a_python_pipeline_has_the_yaml_shape(tmp_path: Path) -> None:
     ))
     parsed = parse_pipeline(SURVEY)
     assert pipeline_to_mapping(built) == pipeline_to_mapping(parsed)
+
+
+def test_claude_code_agent_names_resolve_and_unknown_ones_name_the_others(
+        tmp_path: Path) -> None:
+    from aimon_core.workflow import WorkflowError
+
+    spelled = SURVEY.replace("agent: explore", "agent: Explore")
+    root = make_project(tmp_path / "p", {"survey": spelled,
+                                         "typo": SURVEY.replace("agent: explore", "agent: xplore")
+                                         .replace("name: survey", "name: typo")})
+    client = by_prompt({"List": lambda r: reply("x"), "Summarise": lambda r: reply("y")},
+                       calls=3)
+    record = run(root, client)
+    assert record.task(0, 0).agent == "explore"  # type: ignore[union-attr]
+    try:
+        run(root, client, "typo")
+    except WorkflowError as exc:
+        assert "stages[0].tasks[0]: no agent 'xplore' (agents: " in str(exc)
+        assert "explore" in str(exc) and "general-purpose" in str(exc)
+    else:
+        raise AssertionError("an unknown agent must be refused before anything runs")
