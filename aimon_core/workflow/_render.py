@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from aimon_core.workflow._model import Pipeline
 
 TASK_FIELDS = ("output", "agent", "state", "branch", "diff", "worktree")
-_ESCAPED_TAG = re.compile(r"\{\{(?![{&#^/!>=])")
+_ESCAPED_TAG = re.compile(r"(?<!\{)\{\{(?![{&#^/!>=])")
 
 
 def check_template(template: str, pipeline: Pipeline, stage_index: int,
