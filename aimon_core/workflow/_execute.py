@@ -24,8 +24,10 @@ from aimon_core.agent import (
     AssistantMessageCompleted,
     ExecutionId,
     ExecutionResult,
+    IterationStarted,
     Notice,
     RunState,
+    StopCause,
     TaskState,
     ToolCallStarted,
     Turn,
@@ -50,6 +52,10 @@ from aimon_core.workflow._worktree import Worktree, Worktrees
 from aimon_core.workflow._writer import RunWriter
 
 log = logging.getLogger(__name__)
+
+
+# How an execution ends when the budget a task got (its share of the run's) runs out.
+_LIMITS = (StopCause.TOKEN_LIMIT, StopCause.TIME_LIMIT)
 
 
 class RunStoppedError(Exception):
@@ -335,6 +341,11 @@ class Execution:
     async def _settle(self, task: TaskRecord, result: ExecutionResult, started: float
                       ) -> str | None:
         if not result.stop.ok:
+            spent = self.parts.meter.exceeded() if result.stop in _LIMITS else None
+            if spent is not None:  # the task's share of the budget ran out: the run stops
+                self.budget_stop = self.budget_stop or spent
+                await self._finish(task, TaskState.STOPPED, started, error=spent)
+                return f"{task.label}: {spent}"
             await self._finish(task, TaskState.FAILED, started, error=result.reason,
                                output=result.text)
             return f"{task.label}: {result.reason}"
@@ -417,7 +428,9 @@ class Execution:
         def on_event(event: AgentEvent) -> None:
             match event:
                 case AssistantMessageCompleted(usage=usage, cost_usd=cost):
-                    self._spend(key, spec, usage, cost)
+                    self._spend(key, usage, cost)
+                case IterationStarted():
+                    self._before_call(key, spec)
                 case ApprovalRequested() | ApprovalResolved() | ApprovalWithdrawn():
                     self.emit(event)
                 case ApprovalRefused():
@@ -433,17 +446,24 @@ class Execution:
 
         return on_event
 
-    def _spend(self, key: tuple[int, int], spec: AgentTask, usage: Usage, cost: float
-               ) -> None:
-        spent = self._live.setdefault(key, Spent())
-        spent.add(usage, cost)
+    def _spend(self, key: tuple[int, int], usage: Usage, cost: float) -> None:
+        """Count a response; a budget it spends stops the run, but the answer it brought
+        still counts (a task whose last answer this was completes)."""
+        self._live.setdefault(key, Spent()).add(usage, cost)
         self.parts.meter.spent.add(usage, cost)
-        over = task_over(spec.limits, spent)
-        if over is not None and key in self._jobs:
-            self._stopped.setdefault(key, over)
-            self._jobs[key].cancel()
+        if self.budget_stop is None:
+            self.budget_stop = self.parts.meter.exceeded()
+
+    def _before_call(self, key: tuple[int, int], spec: AgentTask) -> None:
+        """Stop a task about to call the model when its cost limit or the budget is spent."""
+        job = self._jobs.get(key)
+        if job is None:
+            return
         if (why := self.parts.meter.exceeded()) is not None:
             self.stop_all(why)
+        elif (over := task_over(spec.limits, self._live.get(key) or Spent())) is not None:
+            self._stopped.setdefault(key, over)
+            job.cancel()
 
 
 def _cancelling() -> bool:
