@@ -146,8 +146,8 @@ def resume_workflow(
 
     async def start(assembly: AgentAssembly, turn: Turn) -> RunRecord:
         assert assembly.workflows is not None
-        return await assembly.workflows.runner.resume_run(wanted, parent=turn,
-                                                          budget=options.budget)
+        return await assembly.workflows.runner.resume_run(
+            wanted, parent=turn, budget=options.budget, project_root=assembly.project_root)
 
     raise typer.Exit(_drive(options, start))
 

@@ -194,7 +194,8 @@ async def _resume(catalog: WorkflowCatalog, live: LiveSession, run_id: str) -> C
                                          str(live.project_root))
     except RunStoreError as exc:
         return CommandOutcome.error(str(exc))
-    return await _outcome_of(catalog.runner.resume_run(wanted, parent=live.command_turn()))
+    return await _outcome_of(catalog.runner.resume_run(wanted, parent=live.command_turn(),
+                                                       project_root=live.project_root))
 
 
 async def _outcome_of(running: Awaitable[RunRecord]) -> CommandOutcome:

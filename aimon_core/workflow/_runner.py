@@ -120,9 +120,11 @@ class WorkflowRunner:
                                                 inputs=inputs, parent=parent))
 
     async def resume_run(self, run_id: str, *, parent: Turn | None = None,
-                         budget: WorkflowBudget | None = None) -> RunRecord:
+                         budget: WorkflowBudget | None = None,
+                         project_root: Path | None = None) -> RunRecord:
         """Resume a run to its end and return its record; cancelling the call stops it."""
-        return await self._own(await self.resume(run_id, parent=parent, budget=budget))
+        return await self._own(await self.resume(run_id, parent=parent, budget=budget,
+                                                 project_root=project_root))
 
     async def _own(self, handle: RunHandle) -> RunRecord:
         try:
@@ -158,17 +160,23 @@ class WorkflowRunner:
         return self._launch(record, lease, agents, parent or Turn(), meter)
 
     async def resume(self, run_id: str, *, parent: Turn | None = None,
-                     budget: WorkflowBudget | None = None) -> RunHandle:
+                     budget: WorkflowBudget | None = None,
+                     project_root: Path | None = None) -> RunHandle:
         """Start again every task of a run that did not complete; raise WorkflowError.
 
         What the run spent before counts against its budget; `budget` replaces the budget
-        its definition sets (to go on after it was spent).
+        its definition sets (to go on after it was spent). `project_root`: the project this
+        runner's tasks work for; a run of another project is refused (its rules and hooks
+        are that project's).
         """
         self._check_open()
         store = self.store
         record = await asyncio.to_thread(store.load, RunId(run_id))
         if record.state is RunState.COMPLETED:
             raise WorkflowError(f"run {record.id} completed; there is nothing to resume")
+        if project_root is not None and str(project_root) != record.project_root:
+            raise WorkflowError(f"run {record.id} belongs to {record.project_root}; resume it "
+                                "there")
         lease = await asyncio.to_thread(store.acquire, record.id, self._holder_name())
         try:
             agents = self._agents(record.pipeline)

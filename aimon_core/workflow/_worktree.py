@@ -161,9 +161,12 @@ async def _run_git(cwd: Path, args: Sequence[str], *, check: bool) -> tuple[int,
         raise WorktreeError(f"cannot run git in {cwd}: {exc}") from None
     try:
         out, err = await asyncio.wait_for(proc.communicate(), _GIT_TIMEOUT)
-    except (TimeoutError, asyncio.CancelledError):
+    except (TimeoutError, asyncio.CancelledError) as exc:
         proc.kill()
         await proc.wait()
+        if isinstance(exc, TimeoutError):
+            raise WorktreeError(f"git {args[-1]} took more than {_GIT_TIMEOUT:g} s in {cwd}"
+                                ) from None
         raise
     code = proc.returncode if proc.returncode is not None else -1
     stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")

@@ -300,3 +300,49 @@ def test_claude_code_agent_names_resolve_and_unknown_ones_name_the_others(
         assert "explore" in str(exc) and "general-purpose" in str(exc)
     else:
         raise AssertionError("an unknown agent must be refused before anything runs")
+
+
+def test_a_run_resumes_only_in_its_own_project(tmp_path: Path) -> None:
+    from aimon_core.workflow import WorkflowError
+
+    root = make_project(tmp_path / "p", {"spend": BUDGET})
+    store = MemoryRunStore()
+    big = Usage(input_tokens=90, output_tokens=30)
+    record = run(root, by_prompt({"FIRST": [reply("a lot", usage=big)]}, calls=1), "spend",
+                 store=store)
+    assert record.state is RunState.STOPPED
+    other = make_project(tmp_path / "q")
+
+    async def resume_elsewhere() -> None:
+        async with assemble(other, by_prompt({}, calls=0), store=store) as assembly:
+            assert assembly.workflows is not None
+            await assembly.workflows.runner.resume_run(record.id, project_root=other.resolve())
+
+    try:
+        asyncio.run(resume_elsewhere())
+    except WorkflowError as exc:
+        assert f"belongs to {root.resolve()}; resume it there" in str(exc)
+    else:
+        raise AssertionError("a run of another project must not resume here")
+
+
+def test_resume_with_a_bigger_budget_runs_what_the_budget_stopped(tmp_path: Path) -> None:
+    from aimon_core.workflow import WorkflowBudget
+
+    root = make_project(tmp_path / "p", {"spend": BUDGET})
+    store = MemoryRunStore()
+    big = Usage(input_tokens=90, output_tokens=30)
+    stopped = run(root, by_prompt({"FIRST": [reply("a lot", usage=big)]}, calls=1), "spend",
+                  store=store)
+    client = by_prompt({"SECOND": [reply("the rest")]}, calls=1)
+
+    async def again():  # type: ignore[no-untyped-def]
+        async with assemble(root, client, store=store) as assembly:
+            assert assembly.workflows is not None
+            return await assembly.workflows.runner.resume_run(
+                stopped.id, budget=WorkflowBudget(max_tokens=1000))
+
+    record = asyncio.run(again())
+    assert record.state is RunState.COMPLETED
+    assert [first_prompt(r) for r in client.requests] == ["SECOND"]  # FIRST is not run again
+    assert final_outputs(record) == "the rest"
