@@ -73,33 +73,24 @@ class WorkflowRunner:
     """Starts and resumes workflow runs whose tasks `tasks` executes.
 
     Args:
-        store: where runs are kept (default: the file store under aimon's data folder).
+        store: where runs are kept (`default_run_store()`: beside the sessions).
         slots: the application's limit on tasks running at once (default: its own).
         worktrees: where worktree tasks work (default: under aimon's data folder).
         holder: how this process is named to another that finds a run held.
     """
 
-    def __init__(self, tasks: TaskExecutor, *, store: RunStore | None = None,
+    def __init__(self, tasks: TaskExecutor, *, store: RunStore,
                  slots: TaskSlots | None = None, worktrees: Worktrees | None = None,
                  holder: str | None = None, clock: Callable[[], float] = time.monotonic
                  ) -> None:
         self.tasks = tasks
-        self._store = store
+        self.store = store
         self.slots = slots or TaskSlots()
         self._worktrees = worktrees
         self._holder = holder
         self._clock = clock
         self._handles: dict[RunId, RunHandle] = {}
         self._closed = False
-
-    @property
-    def store(self) -> RunStore:
-        """Return the run store (the default one is made on first use)."""
-        if self._store is None:
-            from aimon_core.workflow._store import default_run_store
-
-            self._store = default_run_store()
-        return self._store
 
     @property
     def worktrees(self) -> Worktrees:

@@ -7,10 +7,8 @@ request until another has arrived, or until the test has killed `aimon`.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,18 +21,11 @@ from aimon_core.testing import (
     ScriptedToolCall,
     Step,
 )
+from tests.e2e.conftest import AIMON, MODEL_ARGS, aimon_env
 from tests.workflow.conftest import make_project
 
-AIMON = str(Path(sys.executable).with_name("aimon"))
-MODEL_ARGS = ("--provider", "openai", "--model", "gpt-5.4")
 WAIT = 30.0
-
-
-def env_for(server: LoopbackModelServer) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIMON_PROVIDER", "AIMON_MODEL"))}
-    env.update(OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url, AIMON_NO_LOCAL_PROBE="1")
-    return env
+env_for = aimon_env
 
 
 def aimon(server: LoopbackModelServer, cwd: Path, *args: str, timeout: float = 60

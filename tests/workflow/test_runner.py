@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from aimon_core.agent import (
     AgentEvent,
     Turn,
@@ -219,16 +221,23 @@ stages:
 """
 
 
-def test_the_budget_stops_the_run_and_the_next_stage_never_starts(tmp_path: Path) -> None:
+def stopped_by_budget(tmp_path: Path, store: MemoryRunStore,
+                     events: list[AgentEvent] | None = None):  # type: ignore[no-untyped-def]
+    """Run `spend`, whose first task spends 120 of its 100 tokens; return (project, record)."""
     root = make_project(tmp_path / "p", {"spend": BUDGET})
     big = Usage(input_tokens=90, output_tokens=30)
     client = by_prompt({"FIRST": [reply("a lot", usage=big)]}, calls=1)
+    return root, run(root, client, "spend", store=store, events=events)
+
+
+def test_the_budget_stops_the_run_and_the_next_stage_never_starts(tmp_path: Path) -> None:
     events: list[AgentEvent] = []
-    record = run(root, client, "spend", events=events)
+    _, record = stopped_by_budget(tmp_path, MemoryRunStore(), events)
     assert record.state is RunState.STOPPED
     assert "token budget is spent (120 of 100)" in record.reason
+    first = record.task(0, 0)
+    assert first is not None and first.state is TaskState.COMPLETED  # its answer came in
     assert record.task(1, 0) is None  # never started: resume runs it
-    assert len(client.requests) == 1
     ended = events_of(WorkflowRunChanged, events)[-1]
     assert ended.state is RunState.STOPPED and ended.tokens == 120
 
@@ -286,54 +295,39 @@ def test_claude_code_agent_names_resolve_and_unknown_ones_name_the_others(
     from aimon_core.workflow import WorkflowError
 
     spelled = SURVEY.replace("agent: explore", "agent: Explore")
-    root = make_project(tmp_path / "p", {"survey": spelled,
-                                         "typo": SURVEY.replace("agent: explore", "agent: xplore")
-                                         .replace("name: survey", "name: typo")})
+    typo = SURVEY.replace("agent: explore", "agent: xplore").replace("name: survey", "name: typo")
+    root = make_project(tmp_path / "p", {"survey": spelled, "typo": typo})
     client = by_prompt({"List": lambda r: reply("x"), "Summarise": lambda r: reply("y")},
                        calls=3)
     record = run(root, client)
     assert record.task(0, 0).agent == "explore"  # type: ignore[union-attr]
-    try:
+    with pytest.raises(WorkflowError, match=r"stages\[0\]\.tasks\[0\]: no agent 'xplore' "
+                                            r"\(agents: code-reviewer, explore, general-"):
         run(root, client, "typo")
-    except WorkflowError as exc:
-        assert "stages[0].tasks[0]: no agent 'xplore' (agents: " in str(exc)
-        assert "explore" in str(exc) and "general-purpose" in str(exc)
-    else:
-        raise AssertionError("an unknown agent must be refused before anything runs")
 
 
 def test_a_run_resumes_only_in_its_own_project(tmp_path: Path) -> None:
     from aimon_core.workflow import WorkflowError
 
-    root = make_project(tmp_path / "p", {"spend": BUDGET})
     store = MemoryRunStore()
-    big = Usage(input_tokens=90, output_tokens=30)
-    record = run(root, by_prompt({"FIRST": [reply("a lot", usage=big)]}, calls=1), "spend",
-                 store=store)
-    assert record.state is RunState.STOPPED
+    root, record = stopped_by_budget(tmp_path, store)
     other = make_project(tmp_path / "q")
+    assert record.project_root == str(root.resolve())
 
     async def resume_elsewhere() -> None:
         async with assemble(other, by_prompt({}, calls=0), store=store) as assembly:
             assert assembly.workflows is not None
             await assembly.workflows.runner.resume_run(record.id, project_root=other.resolve())
 
-    try:
+    with pytest.raises(WorkflowError, match=r"belongs to .*/p; resume it there"):
         asyncio.run(resume_elsewhere())
-    except WorkflowError as exc:
-        assert f"belongs to {root.resolve()}; resume it there" in str(exc)
-    else:
-        raise AssertionError("a run of another project must not resume here")
 
 
 def test_resume_with_a_bigger_budget_runs_what_the_budget_stopped(tmp_path: Path) -> None:
     from aimon_core.workflow import WorkflowBudget
 
-    root = make_project(tmp_path / "p", {"spend": BUDGET})
     store = MemoryRunStore()
-    big = Usage(input_tokens=90, output_tokens=30)
-    stopped = run(root, by_prompt({"FIRST": [reply("a lot", usage=big)]}, calls=1), "spend",
-                  store=store)
+    root, stopped = stopped_by_budget(tmp_path, store)
     client = by_prompt({"SECOND": [reply("the rest")]}, calls=1)
 
     async def again():  # type: ignore[no-untyped-def]
