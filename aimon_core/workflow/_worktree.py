@@ -63,6 +63,9 @@ class Worktrees:
             base_dir = user_data_dir() / "worktrees"
         self.base_dir = Path(base_dir)
         self._git_allowed = git_allowed
+        # One git command at a time: tasks of a stage make their worktrees together, and two
+        # `git worktree add` in one repository at once may trip over each other's locks.
+        self._lock: asyncio.Lock | None = None
 
     def place(self, project: Path, run_id: str, key: str) -> Worktree:
         """Return where a task's worktree goes and its branch (nothing is made)."""
@@ -144,7 +147,10 @@ class Worktrees:
                 f"the git repository of {cwd} is configured to run programs (filters, "
                 "drivers, fsmonitor, ...), and aimon does not run git there by itself; use "
                 "a task without `worktree: true`")
-        return await _run_git(cwd, (*_HARDENING, *args), check=check)
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            return await _run_git(cwd, (*_HARDENING, *args), check=check)
 
 
 async def _run_git(cwd: Path, args: Sequence[str], *, check: bool) -> tuple[int, str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,7 +37,10 @@ class TestMemoryRunStore(RunStoreContract):
 
 class TestFileRunStore(RunStoreContract):
     def setup_method(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="runs-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="aimon-runs-"))
+
+    def teardown_method(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def make_store(self) -> RunStore:
         return FileRunStore(self.folder)
