@@ -324,6 +324,7 @@ def show_run(
         merge_command,
         record_json,
         run_tree,
+        unmerged_branches,
     )
 
     store = default_run_store()
@@ -344,8 +345,8 @@ def show_run(
     typer.echo(run_tree(record, held=held))
     for warning in record.load_warnings:
         typer.echo(f"warning: {warning}", err=True)
-    branches = [t.branch for t in record.tasks if t.branch and t.agent != "merge"]
+    branches = unmerged_branches(record)
     if branches:
         typer.echo("\nTo apply a task's changes yourself, in the project:")
-        for branch in dict.fromkeys(branches):
+        for branch in branches:
             typer.echo(f"  {merge_command(branch)}")

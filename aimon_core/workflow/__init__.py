@@ -74,6 +74,7 @@ from aimon_core.workflow._text import (
     run_tree,
     runs_lines,
     state_words,
+    unmerged_branches,
 )
 from aimon_core.workflow._tool import WORKFLOW_TOOL_NAMES, WorkflowToolProvider, tool_result
 from aimon_core.workflow._worktree import Worktree, WorktreeError, Worktrees
@@ -151,4 +152,5 @@ __all__ = [
     "state_words",
     "task_label",
     "tool_result",
+    "unmerged_branches",
 ]

@@ -379,7 +379,7 @@ class Execution:
         worktree = self.parts.worktrees.place(self.project, self.record.id, key)
         await self.parts.worktrees.prepare(self.project, worktree, base)
         task = replace(task, worktree=str(worktree.path), branch=worktree.branch)
-        await self.task_changed(task)
+        await self.save(TaskChanged(task=task))  # stored, not told: its state is the same
         return worktree.path, task
 
     def prompt(self, stage_index: int, spec: AgentTask, round_: int, task: TaskRecord) -> str:

@@ -220,10 +220,14 @@ class RunSummary:
     @classmethod
     def of(cls, record: RunRecord) -> RunSummary:
         """Return the summary of a record."""
-        total = sum(len(getattr(stage, "tasks", ())) for stage in record.pipeline.stages)
+        from aimon_core.workflow._model import Stage
+
+        counted = {i: len(stage.tasks) for i, stage in enumerate(record.pipeline.stages)
+                   if isinstance(stage, Stage)}  # a merge stage's merges are not tasks here
+        agents, total = set(counted), sum(counted.values())
+        done = sum(t.state is TaskState.COMPLETED and t.stage in agents for t in record.tasks)
         return cls(id=record.id, workflow=record.pipeline.name,
                    project_root=record.project_root, state=record.state,
                    reason=record.reason, created_at=record.created_at,
-                   updated_at=record.updated_at, tasks=total,
-                   completed=sum(t.state is TaskState.COMPLETED for t in record.tasks),
+                   updated_at=record.updated_at, tasks=total, completed=done,
                    cost_usd=record.cost_usd)

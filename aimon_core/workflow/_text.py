@@ -48,8 +48,11 @@ def run_tree(record: RunRecord, *, held: bool | None = None, diffs: bool = True)
     total = sum(t.duration_s for t in record.tasks)
     lines = [f"{record.id}  {record.pipeline.name}  {state_words(record, held=held)}  "
              f"({_count(record)}, {seconds(total)} of task time, {money(record.cost_usd)})"]
-    if record.reason:
-        lines.append(f"  {record.reason}")
+    # A completed run's reason starts with its count, said above; the rest is what failed.
+    reason = record.reason if record.state is not RunState.COMPLETED else \
+        "; ".join(record.reason.split("; ")[1:])
+    if reason:
+        lines.append(f"  {reason}")
     if record.inputs:
         lines.append("  inputs: " + ", ".join(f"{k}={v!r}" for k, v in record.inputs.items()))
     stages = record.pipeline.stages
@@ -58,9 +61,10 @@ def run_tree(record: RunRecord, *, held: bool | None = None, diffs: bool = True)
         branch, rest = ("└─ ", "   ") if last_stage else ("├─ ", "│  ")
         lines.append(branch + _stage_title(record, s))
         tasks = _tasks_of(record, s)
+        kept = record.state is not RunState.COMPLETED  # worktrees go when a run ends well
         for n, task in enumerate(tasks):
             last = n == len(tasks) - 1
-            lines.extend(_task_lines(task, rest, last, diffs=diffs))
+            lines.extend(_task_lines(task, rest, last, diffs=diffs, kept=kept))
     return "\n".join(lines)
 
 
@@ -98,7 +102,8 @@ def _label(stage: Stage, index: int) -> str:
     return task_label(stage, index)
 
 
-def _task_lines(task: TaskRecord, rest: str, last: bool, *, diffs: bool) -> list[str]:
+def _task_lines(task: TaskRecord, rest: str, last: bool, *, diffs: bool, kept: bool
+                ) -> list[str]:
     branch, more = ("└─ ", "   ") if last else ("├─ ", "│  ")
     parts = [f"{MARKS[task.state]} {task.label}", task.agent, task.state.value]
     if task.round > 1:
@@ -117,7 +122,7 @@ def _task_lines(task: TaskRecord, rest: str, last: bool, *, diffs: bool) -> list
         lines.append(pad + _first(task.output))
     if task.branch:
         lines.append(pad + f"branch {task.branch}" + (f"  (worktree {task.worktree})"
-                                                      if task.worktree else ""))
+                                                      if task.worktree and kept else ""))
     if diffs and task.diff:
         lines.extend(pad + "  " + line for line in task.diff.rstrip("\n").splitlines())
     return lines
@@ -128,6 +133,14 @@ def _first(text: str, limit: int = 100) -> str:
     extra = len(text.strip().splitlines()) - 1
     shown = line if len(line) <= limit else line[: limit - 1] + "…"
     return shown + (f" (+{extra} lines)" if extra > 0 else "")
+
+
+def unmerged_branches(record: RunRecord) -> list[str]:
+    """Return the branches of worktree tasks that no merge stage of the run merged."""
+    merged = {t.branch for t in record.tasks if t.agent == "merge"
+              and t.state is TaskState.COMPLETED}
+    return list(dict.fromkeys(t.branch for t in record.tasks
+                              if t.branch and t.agent != "merge" and t.branch not in merged))
 
 
 def final_outputs(record: RunRecord) -> str:
