@@ -42,6 +42,7 @@ from aimon_core.workflow._record import (
     RunChange,
     RunEnded,
     RunRecord,
+    RunSummary,
     TaskChanged,
     TaskMessage,
     TaskRecord,
@@ -201,7 +202,7 @@ class Execution:
                 return RunState.FAILED, f"stage {stage.name}: {problem}"
             if problem is not None:
                 failed.append(f"stage {stage.name}: {problem}")
-        done = sum(t.state is TaskState.COMPLETED for t in self.record.tasks)
+        done = RunSummary.of(self.record).completed
         summary = f"{done} task{'s' * (done != 1)} completed"
         return RunState.COMPLETED, "; ".join([summary, *failed])
 
