@@ -23,11 +23,11 @@ from aimon_core.service._wire import ErrorCode, ProtocolError, RemoteError
 def _known_types() -> dict[str, type]:
     """Return every type the wire carries, by name: the allowlist `from_wire` builds from."""
     from aimon_core import agent, command, live, llm, session, tools
-    from aimon_core.agent import _approval, _budget, _events
+    from aimon_core.agent import _approval, _budget, _events, _workflow_events
     from aimon_core.tools import _detail, _preview
 
     found: dict[str, type] = {}
-    for module in (_events, _approval, _budget, _detail, _preview):
+    for module in (_events, _approval, _budget, _workflow_events, _detail, _preview):
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__ and (
                     dataclasses.is_dataclass(value) or issubclass(value, enum.Enum)):

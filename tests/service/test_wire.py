@@ -30,9 +30,13 @@ from aimon_core.agent import (
     ModelRetrying,
     ModelStreamRestarted,
     Notice,
+    RunState,
     StopCause,
+    TaskState,
     ToolCallFinished,
     ToolCallStarted,
+    WorkflowRunChanged,
+    WorkflowTaskChanged,
 )
 from aimon_core.command import CommandOutcome
 from aimon_core.live import (
@@ -106,6 +110,11 @@ EVENTS: tuple[Any, ...] = (
     TurnFinished(turn_id=TurnId("s#1"), result=RESULT, totals=SessionTotals(turns=1)),
     CommandRan(turn_id=TurnId("s#1"), text="/cost", outcome=CommandOutcome.message("x"),
                duration_s=0.1),
+    WorkflowTaskChanged(run_id="run-1", workflow="w", stage="s", stage_index=0, index=1,
+                        label="s/1", agent="explore", state=TaskState.RUNNING, activity="Read",
+                        round=2, tokens=10, cost_usd=0.01),
+    WorkflowRunChanged(run_id="run-1", workflow="w", state=RunState.STOPPED, reason="budget",
+                       stages=("s",), tokens=10, cost_usd=0.01, duration_s=1.5),
 )
 
 
