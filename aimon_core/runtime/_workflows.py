@@ -14,8 +14,9 @@ without workflows never loads it.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,6 +26,7 @@ from aimon_core.runtime._fork import ForkBase, fork_runtime
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition, ExecutionResult, Turn
     from aimon_core.hook import HookDispatcher
+    from aimon_core.llm import LLMClient, LLMRequest, LLMResponse, StreamEvent
     from aimon_core.permission import PermissionPolicy
     from aimon_core.runtime._assembly import AgentAssembly
     from aimon_core.runtime._sandbox import SandboxSetup
@@ -148,7 +150,8 @@ class ForkTasks:
 
         agent = self._agent(task.agent)
         place = self._place(task.folder)
-        runtime = fork_runtime(place.base, agent)
+        runtime = replace(fork_runtime(place.base, agent),
+                          client=_StopPoint(place.base.client))
         limits = task.limits
         budget = ExecutionBudget(
             max_iterations=limits.max_iterations or agent.max_iterations or 100,
@@ -197,6 +200,37 @@ class ForkTasks:
         finally:
             await context.shell.close()
         return CommandResult(passed=not result.is_error, output=result.text)
+
+
+class _StopPoint:
+    """A task's model client: each call lets the loop run once before the request is made.
+
+    A task is stopped (its cost limit, the workflow's budget) by cancelling it as a model call
+    begins (`IterationStarted`); the executor reaches the client without suspending, so
+    without this pause the request would be made, and paid for, before the stop landed.
+    """
+
+    def __init__(self, inner: LLMClient) -> None:
+        self._inner = inner
+
+    @property
+    def provider(self) -> str:
+        """Return the provider of the runtime's client."""
+        return self._inner.provider
+
+    async def call(self, request: LLMRequest) -> LLMResponse:
+        """Pause once, then run the call."""
+        await asyncio.sleep(0)
+        return await self._inner.call(request)
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        """Pause once, then stream the call."""
+        await asyncio.sleep(0)
+        async for event in self._inner.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        """Close nothing: the client is the runtime's, closed with it."""
 
 
 def _bash_tool() -> Tool:

@@ -89,11 +89,14 @@ def by_prompt(routes: Mapping[str, Answer | list[LLMResponse]], calls: int
 
 def assemble(root: Path, client: ScriptedLLMClient, *allowed: str,
              store: RunStore | None = None, max_tasks: int = 4,
-             mode: str | None = None, sandbox: bool = False) -> AgentAssembly:
-    """Build the project's default runtime on `client`, its runs kept in `store`."""
+             mode: str | None = None, sandbox: bool = False, model: str | None = None
+             ) -> AgentAssembly:
+    """Build the project's default runtime on `client`, its runs kept in `store`; `model`
+    names the model (a priced one makes responses cost something)."""
     scope = WorkflowScope(store or MemoryRunStore(), max_tasks=max_tasks)
     flags = RuntimeFlags(allowed=allowed, permission_mode=mode, sandbox=sandbox)
-    return build_runtime(root, flags=flags, parts=RuntimeParts(client=client, workflows=scope))
+    return build_runtime(root, flags=flags, parts=RuntimeParts(client=client, workflows=scope,
+                                                               model=model))
 
 
 def events_of(kind: type, events: list[AgentEvent]) -> list:  # type: ignore[type-arg]

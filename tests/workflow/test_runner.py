@@ -33,11 +33,13 @@ from tests.workflow.conftest import (
 
 def run(root: Path, client: object, name: str = "survey", *allowed: str,
         inputs: dict[str, str] | None = None, store: MemoryRunStore | None = None,
-        events: list[AgentEvent] | None = None):  # type: ignore[no-untyped-def]
+        events: list[AgentEvent] | None = None,
+        model: str | None = None):  # type: ignore[no-untyped-def]
     """Run a workflow of the project on a runtime built on `client`; return its record."""
 
     async def main():  # type: ignore[no-untyped-def]
-        assembly = assemble(root, client, *allowed, store=store)  # type: ignore[arg-type]
+        assembly = assemble(root, client, *allowed, store=store,  # type: ignore[arg-type]
+                            model=model)
         async with assembly:
             assert assembly.workflows is not None
             pipeline = (await asyncio.to_thread(assembly.workflows.library)).get(name)
@@ -340,3 +342,41 @@ def test_resume_with_a_bigger_budget_runs_what_the_budget_stopped(tmp_path: Path
     assert record.state is RunState.COMPLETED
     assert [first_prompt(r) for r in client.requests] == ["SECOND"]  # FIRST is not run again
     assert final_outputs(record) == "the rest"
+
+
+LIMITED = """\
+name: limited
+budget: {tokens: 100k}
+stages:
+  - name: one
+    continue_on_error: true
+    tasks:
+      - {agent: general-purpose, prompt: "LOOP", limits: {iterations: 2}}
+      - {agent: general-purpose, prompt: "COSTLY", limits: {cost: 0.000001}}
+      - {agent: general-purpose, prompt: "WORDY", limits: {tokens: 50}}
+      - {agent: general-purpose, prompt: "FREE"}
+"""
+
+
+def test_a_tasks_own_limits_fail_it_alone_inside_the_budget(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p", {"limited": LIMITED})
+    glob = ("Glob", {"pattern": "*.py"})
+    big = Usage(input_tokens=40, output_tokens=20)
+    client = by_prompt({"LOOP": lambda r: reply("", glob),
+                        "COSTLY": lambda r: reply("", glob),
+                        "WORDY": lambda r: reply("", glob, usage=big),
+                        "FREE": lambda r: reply("done")}, calls=6)
+    client.provider = "openai"  # a priced model: each response costs something
+    record = run(root, client, "limited", model="gpt-5.4")
+    assert record.state is RunState.COMPLETED  # the budget was never reached
+    loop, costly, wordy, free = (record.task(0, i) for i in range(4))
+    assert loop is not None and loop.state is TaskState.FAILED
+    assert costly is not None and costly.state is TaskState.FAILED
+    assert "task's cost limit" in costly.error
+    assert wordy is not None and wordy.state is TaskState.FAILED
+    assert free is not None and (free.state, free.output) == (TaskState.COMPLETED, "done")
+    asked = [first_prompt(r) for r in client.requests]
+    # LOOP called the model twice (its iterations); COSTLY and WORDY once each: the limit is
+    # known before the next call, which is never made.
+    assert sorted(asked) == ["COSTLY", "FREE", "LOOP", "LOOP", "WORDY"]
+    assert costly.usage.total_tokens == 15  # stopped before its second call was made
