@@ -115,24 +115,25 @@ def test_resume_after_kill_9_runs_only_what_did_not_finish(tmp_path: Path) -> No
             release.set()
             if proc.poll() is None:
                 proc.kill()
-        proc.communicate()
+        _, stderr = proc.communicate()
         assert proc.returncode == -signal.SIGKILL
-        (run,) = runs(server, root)
-        shown = json.loads(aimon(server, root, "workflow", "show", run["id"], "--json").stdout)
+        run_id = stderr.split("workflow survey run ", 1)[1].split(":", 1)[0]  # its first line
+        shown = json.loads(aimon(server, root, "workflow", "show", run_id, "--json").stdout)
         assert shown["state"] == "running" and shown["running_now"] is False
         states = [[t["state"] for t in s["tasks"]] for s in shown["stages"]]
         assert states == [["completed", "completed"], ["running"]]
-        text = aimon(server, root, "workflow", "show", run["id"]).stdout
+        text = aimon(server, root, "workflow", "show", run_id).stdout
         assert "interrupted (no process runs it; resume it)" in text
 
     second = routed({"Summarise": lambda r: Reply(text=f"REPORT <{prompt_of(r)}>")})
     with LoopbackModelServer(second, provider="openai") as server:
-        done = aimon(server, root, "workflow", "resume", run["id"][-6:], *MODEL_ARGS)
+        done = aimon(server, root, "workflow", "resume", run_id[-6:], "--output-format",
+                     "json", *MODEL_ARGS)
         assert done.returncode == 0, done.stderr
-        assert done.stdout == "REPORT <Summarise: FUNCS / TESTS>\n"
+        again = json.loads(done.stdout)  # the run record
+        assert again["id"] == run_id and again["state"] == "completed"
+        assert again["output"] == "REPORT <Summarise: FUNCS / TESTS>"
         assert [prompt_of(r)[:9] for r in server.requests] == ["Summarise"]  # only that one
-        again = json.loads(aimon(server, root, "workflow", "show", run["id"], "--json").stdout)
-        assert again["state"] == "completed"
         assert again["stages"][0]["tasks"][0]["output"] == "FUNCS"
 
 
