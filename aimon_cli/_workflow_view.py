@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aimon_core.agent import RunState, TaskState, WorkflowRunChanged, WorkflowTaskChanged
+from aimon_core.command import format_cost
 
 MARKS = {TaskState.PENDING: "○", TaskState.RUNNING: "●", TaskState.COMPLETED: "✓",
          TaskState.FAILED: "✗", TaskState.STOPPED: "■", TaskState.SKIPPED: "–"}
@@ -29,10 +30,6 @@ STYLES = {TaskState.COMPLETED: "dim green", TaskState.FAILED: "red",
           TaskState.STOPPED: "yellow", TaskState.SKIPPED: "dim"}
 RUN_STYLES = {RunState.COMPLETED: "green", RunState.FAILED: "red", RunState.STOPPED: "yellow",
               RunState.INTERRUPTED: "yellow"}
-
-
-def _money(amount: float) -> str:
-    return f"${amount:.4f}" if amount < 1 else f"${amount:.2f}"
 
 
 @dataclass(slots=True)
@@ -69,7 +66,7 @@ class WorkflowView:
             return [(f"⚙ workflow {event.workflow} started (run {event.run_id})", "bold")]
         self._runs.pop(event.run_id, None)
         why = f": {event.reason}" if event.reason else ""
-        return [(f"⚙ workflow {event.workflow} {event.state.value} · {_money(event.cost_usd)}"
+        return [(f"⚙ workflow {event.workflow} {event.state.value} · {format_cost(event.cost_usd)}"
                  f"{why}", RUN_STYLES.get(event.state, "dim"))]
 
     def _task_changed(self, event: WorkflowTaskChanged) -> list[tuple[str, str]]:
@@ -94,7 +91,7 @@ class WorkflowView:
             tasks = sorted(run.tasks.items())
             done = sum(t.event.state is TaskState.COMPLETED for _, t in tasks)
             cost = sum(t.event.cost_usd for _, t in tasks)
-            lines.append(f"⚙ {run.workflow} {run_id} · {done} done · {_money(cost)}")
+            lines.append(f"⚙ {run.workflow} {run_id} · {done} done · {format_cost(cost)}")
             stage = None
             for (stage_index, _), task in tasks:
                 if stage_index != stage:
@@ -114,7 +111,7 @@ def _task_text(event: WorkflowTaskChanged) -> str:
     if event.duration_s:
         parts.append(f"{event.duration_s:.1f}s")
     if event.cost_usd:
-        parts.append(_money(event.cost_usd))
+        parts.append(format_cost(event.cost_usd))
     text = " · ".join(parts)
     return f"{text}: {event.detail}" if event.detail else text
 
@@ -129,5 +126,5 @@ def _live_text(task: _Task, now: float) -> str:
     elif event.duration_s:
         parts.append(f"{event.duration_s:.1f}s")
     if event.cost_usd:
-        parts.append(_money(event.cost_usd))
+        parts.append(format_cost(event.cost_usd))
     return " · ".join(parts)

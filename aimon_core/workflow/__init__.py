@@ -9,6 +9,7 @@ work in git worktrees of their own; a merge stage brings their branches back.
 """
 
 from aimon_core.agent import RunState, TaskState, WorkflowRunChanged, WorkflowTaskChanged
+from aimon_core.workflow._budget import money
 from aimon_core.workflow._goal import GoalRequest, GoalUsageError, parse_goal
 from aimon_core.workflow._library import (
     WorkflowEntry,
@@ -69,7 +70,6 @@ from aimon_core.workflow._store import (
 from aimon_core.workflow._tasks import CommandResult, TaskExecutor, TaskRun, TaskSlots
 from aimon_core.workflow._text import (
     final_outputs,
-    money,
     record_json,
     run_tree,
     runs_lines,

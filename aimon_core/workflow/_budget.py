@@ -10,7 +10,8 @@ from aimon_core.llm import Usage
 from aimon_core.workflow._model import TaskLimits, WorkflowBudget
 
 
-def _money(amount: float) -> str:
+def money(amount: float) -> str:
+    """Return a cost in dollars: four decimals under a dollar, two above."""
     return f"${amount:.4f}" if amount < 1 else f"${amount:.2f}"
 
 
@@ -53,8 +54,8 @@ class RunMeter:
         if b.max_tokens is not None and tokens >= b.max_tokens:
             return f"the workflow's token budget is spent ({tokens:,} of {b.max_tokens:,})"
         if b.max_cost_usd is not None and self.spent.cost_usd >= b.max_cost_usd:
-            return (f"the workflow's cost budget is spent ({_money(self.spent.cost_usd)} of "
-                    f"{_money(b.max_cost_usd)})")
+            return (f"the workflow's cost budget is spent ({money(self.spent.cost_usd)} of "
+                    f"{money(b.max_cost_usd)})")
         if b.max_seconds is not None and self.elapsed >= b.max_seconds:
             return f"the workflow's time budget is spent ({b.max_seconds:g} s)"
         return None
@@ -83,6 +84,6 @@ def task_over(limits: TaskLimits, spent: Spent) -> str | None:
     """Return why a task passed its own cost limit, or None (tokens, iterations and time are
     the executor's: it stops the task itself)."""
     if limits.max_cost_usd is not None and spent.cost_usd >= limits.max_cost_usd:
-        return (f"reached the task's cost limit ({_money(spent.cost_usd)} of "
-                f"{_money(limits.max_cost_usd)})")
+        return (f"reached the task's cost limit ({money(spent.cost_usd)} of "
+                f"{money(limits.max_cost_usd)})")
     return None

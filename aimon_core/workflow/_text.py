@@ -9,16 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from aimon_core.agent import RunState, TaskState
+from aimon_core.workflow._budget import money
 from aimon_core.workflow._model import MergeStage, Stage
 from aimon_core.workflow._record import RunRecord, RunSummary, TaskRecord
 
 MARKS = {TaskState.PENDING: "○", TaskState.RUNNING: "●", TaskState.COMPLETED: "✓",
          TaskState.FAILED: "✗", TaskState.STOPPED: "■", TaskState.SKIPPED: "–"}
-
-
-def money(amount: float) -> str:
-    """Return a cost in dollars: four decimals under a dollar, two above."""
-    return f"${amount:.4f}" if amount < 1 else f"${amount:.2f}"
 
 
 def seconds(value: float) -> str:

@@ -125,7 +125,8 @@ def _listing_line(pipeline: Pipeline) -> str:
 
 def tool_result(record: RunRecord) -> ToolResult:
     """Return what the model is told about a run that ended."""
-    from aimon_core.workflow._text import final_outputs, money
+    from aimon_core.workflow._budget import money
+    from aimon_core.workflow._text import final_outputs
 
     head = (f"Workflow {record.pipeline.name} run {record.id}: {record.state.value}"
             f" ({money(record.cost_usd)})")
