@@ -17,10 +17,13 @@ from pathlib import Path
 
 from aimon_core.agent import (
     AgentEvent,
+    ApprovalAnswer,
     ApprovalRefused,
+    ApprovalRequest,
     ApprovalRequested,
     ApprovalResolved,
     ApprovalWithdrawn,
+    Asker,
     AssistantMessageCompleted,
     ExecutionId,
     ExecutionResult,
@@ -416,7 +419,8 @@ class Execution:
             self.writer.write_soon(change)
 
         return Turn(execution_id=ExecutionId(task.execution_id), session_id=parent.session_id,
-                    hooks=parent.hooks, emit=self._relay(task, spec), ask=parent.ask,
+                    hooks=parent.hooks, emit=self._relay(task, spec),
+                    ask=None if parent.ask is None else _asking_for(task.label, parent.ask),
                     turn_approvals=parent.turn_approvals,
                     session_approvals=parent.session_approvals, persist=persist,
                     before_changes=None if spec.worktree else parent.before_changes)
@@ -465,6 +469,17 @@ class Execution:
         elif (over := task_over(spec.limits, self._live.get(key) or Spent())) is not None:
             self._stopped.setdefault(key, over)
             job.cancel()
+
+
+def _asking_for(label: str, ask: Asker) -> Asker:
+    """Return `ask` with each question naming the task that asks (`[fix/0] Bash(make)`):
+    the tasks of a stage run at once, and the person answering sees which one it is."""
+
+    async def asking(request: ApprovalRequest) -> ApprovalAnswer | None:
+        named = request.label or request.tool_name
+        return await ask(replace(request, label=f"[{label}] {named}"))
+
+    return asking
 
 
 def _cancelling() -> bool:

@@ -191,3 +191,50 @@ def test_goal_needs_a_check(tmp_path: Path) -> None:
     text, stop = asyncio.run(go())
     assert stop is StopCause.COMMAND_FAILED
     assert "a goal needs a check" in text and "Usage: /goal --until" in text
+
+
+ASKING = """\
+name: asking
+stages:
+  - name: work
+    continue_on_error: true
+    tasks:
+      - {agent: general-purpose, prompt: "YES write yes.txt"}
+      - {agent: general-purpose, prompt: "NO write no.txt"}
+"""
+
+
+def test_a_tasks_own_call_asks_in_the_session_as_its_agent_would(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p", {"asking": ASKING})
+
+    def writes(name: str):  # type: ignore[no-untyped-def]
+        steps = [reply("", ("Bash", {"command": f"echo hi > {name}"})), reply(f"{name}: done")]
+        return lambda request: steps.pop(0)
+
+    client = by_prompt({"YES": writes("yes.txt"), "NO": writes("no.txt")}, calls=4)
+    asked: list[ApprovalRequested] = []
+
+    async def go() -> str:
+        async with assemble(root, client) as assembly, \
+                await assembly.open_session(sessions()) as live:
+            def answer(event: LiveSessionEvent) -> None:
+                if isinstance(event, ApprovalRequested):
+                    asked.append(event)
+                    allowed = "yes.txt" in str(event.request.tool_input)
+                    live.answer(event.request.id, ApprovalAnswer(allowed=allowed))
+
+            live.subscribe(answer, answers=True)
+            return (await live.submit("/workflow asking")).text
+
+    text = asyncio.run(go())
+    assert sorted(str(e.request.tool_input["command"]) for e in asked) == [
+        "echo hi > no.txt", "echo hi > yes.txt"]  # each task's Bash asked the person
+    assert (root / "yes.txt").read_text() == "hi\n"
+    assert not (root / "no.txt").exists()  # refused: the command never ran
+    refused = [b for r in client.requests if first_prompt(r).startswith("NO")
+               for m in r.messages for b in m.content if type(b).__name__ == "ToolResultBlock"]
+    assert [b.is_error for b in refused] == [True]  # type: ignore[attr-defined]
+    assert "yes.txt: done" in text and "no.txt: done" in text  # both tasks went on
+    # Each question names the task that asks: the two run at once.
+    assert sorted(e.request.label for e in asked) == [
+        "[work/0] Bash(echo hi > yes.txt)", "[work/1] Bash(echo hi > no.txt)"]
