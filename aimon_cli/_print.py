@@ -347,6 +347,12 @@ def _on_event(stream: _StreamJson | None, err: _Output, refused: list[ApprovalRe
         elif isinstance(event, ModelRetrying):
             err.write(f"aimon: {event.reason}; retrying in {event.delay:.1f} s "
                       f"(attempt {event.attempt})\n")
+        elif isinstance(event, WorkflowTaskChanged | WorkflowRunChanged):
+            # `/workflow` tells each task's change as `aimon workflow run` does.
+            from aimon_cli._workflow_view import progress_line
+
+            if (line := progress_line(event)) is not None:
+                err.write(f"aimon: {line}\n")
         elif isinstance(event, Compacted) and event.trigger == "auto":
             # `/compact` prints its report as the result; an automatic one goes to stderr.
             advice = f"\naimon: {event.advice}" if event.advice else ""

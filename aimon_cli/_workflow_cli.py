@@ -187,38 +187,22 @@ def _drive(options: _Options, start: Start) -> int:
 
 def _on_event(event: AgentEvent, options: _Options) -> None:
     """Note refusals; tell each task's change of state (and warnings) on stderr."""
+    from aimon_cli._workflow_view import progress_line
     from aimon_core.agent import ApprovalRefused, Notice, WorkflowRunChanged, WorkflowTaskChanged
 
     match event:
         case ApprovalRefused():
             options.refused.append(event)
-        case WorkflowRunChanged(run_id=run_id):
-            options.run_id = run_id
-            if options.output_format == "text":
-                sys.stderr.write(f"aimon: workflow {event.workflow} run {run_id}: "
-                                 f"{event.state.value}\n")
-        case WorkflowTaskChanged(activity="") if options.output_format == "text":
-            sys.stderr.write(f"aimon: {_task_line(event)}\n")
+        case WorkflowRunChanged() | WorkflowTaskChanged():
+            if isinstance(event, WorkflowRunChanged):
+                options.run_id = event.run_id
+            line = progress_line(event)
+            if line is not None and options.output_format == "text":
+                sys.stderr.write(f"aimon: {line}\n")
         case Notice(text=text, level=level) if level != "info" or "check" in text:
             sys.stderr.write(f"aimon: {text}\n")
         case _:
             pass
-
-
-def _task_line(event: object) -> str:
-    from aimon_core.agent import TaskState, WorkflowTaskChanged
-    from aimon_core.workflow import money
-    from aimon_core.workflow._text import MARKS
-
-    assert isinstance(event, WorkflowTaskChanged)
-    line = f"{MARKS[event.state]} {event.label} ({event.agent}) {event.state.value}"
-    if event.round > 1:
-        line += f", round {event.round}"
-    if event.state is not TaskState.RUNNING and event.cost_usd:
-        line += f" {money(event.cost_usd)}"
-    if event.state in (TaskState.FAILED, TaskState.STOPPED) and event.detail:
-        line += f": {event.detail}"
-    return line
 
 
 def _report(record: RunRecord, assembly: AgentAssembly, options: _Options) -> int:

@@ -32,6 +32,24 @@ RUN_STYLES = {RunState.COMPLETED: "green", RunState.FAILED: "red", RunState.STOP
               RunState.INTERRUPTED: "yellow"}
 
 
+def progress_line(event: WorkflowTaskChanged | WorkflowRunChanged) -> str | None:
+    """Return the line print mode writes on stderr for a change of state (None: the event
+    only tells what a running task is doing)."""
+    match event:
+        case WorkflowRunChanged(workflow=workflow, run_id=run_id, state=state):
+            return f"workflow {workflow} run {run_id}: {state.value}"
+        case WorkflowTaskChanged(activity=""):
+            line = f"{MARKS[event.state]} {event.label} ({event.agent}) {event.state.value}"
+            if event.round > 1:
+                line += f", round {event.round}"
+            if event.state is not TaskState.RUNNING and event.cost_usd:
+                line += f" {format_cost(event.cost_usd)}"
+            if event.state in (TaskState.FAILED, TaskState.STOPPED) and event.detail:
+                line += f": {event.detail}"
+            return line
+    return None
+
+
 @dataclass(slots=True)
 class _Task:
     event: WorkflowTaskChanged

@@ -201,6 +201,10 @@ def test_slash_workflow_runs_in_print_mode(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip().endswith("the summary")
     assert "survey  completed  (3 of 3 tasks completed" in done.stdout
+    # Progress on stderr, as `aimon workflow run` tells it.
+    assert "aimon: ● explore/0 (explore) running\n" in done.stderr
+    assert "aimon: ✓ report/0 (general-purpose) completed" in done.stderr
+    assert done.stderr.rstrip().endswith(": completed")
 
 
 def test_stream_json_has_a_line_per_workflow_change(tmp_path: Path) -> None:
