@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from aimon_core.config import TrustRequest
     from aimon_core.live import LiveSession
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest
-    from aimon_core.tools._preview import ProposedChange
+    from aimon_core.tools import ProposedChange
 
 # Re-exported: the REPL and tests import the selector from here too.
 __all__ = ["ESCAPE_SECONDS", "GUARD_SECONDS", "INTERRUPT", "LATER", "QUESTION_STYLE",

@@ -273,8 +273,7 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
     from aimon_cli._store import default_store, lazy_default_store
     from aimon_cli.repl import ReplOptions, run_repl
     from aimon_core.runtime import RuntimeSetupError
-    from aimon_core.session._errors import SessionError
-    from aimon_core.session._paths import user_data_dir
+    from aimon_core.session import SessionError, user_data_dir
 
     eager = launch.continue_last or launch.pick or launch.resume is not None
     store = default_store() if eager else lazy_default_store()

@@ -187,7 +187,7 @@ def _implied(model: str | None) -> str | None:
 
 def settings_files(project_root: Path, env: Mapping[str, str]) -> tuple[Path, ...]:
     """Return the settings files the runtime reads (`aimon_core.config.settings_paths`)."""
-    from aimon_core.session._paths import user_config_dir  # platformdirs, not the config package
+    from aimon_core.session import user_config_dir  # platformdirs, not the config package
 
     configured = env.get("CLAUDE_CONFIG_DIR")
     claude_user = Path(configured).expanduser() if configured else Path.home() / ".claude"

@@ -48,7 +48,7 @@ def _show(kind: str, entries: tuple[ListingEntry, ...], failures: tuple[LoadFail
         typer.echo(json.dumps({kind: [_entry_json(e) for e in entries],
                                "failures": [_failure_json(f) for f in failures]}, indent=2))
         return
-    from aimon_core.runtime._extensions import listing_text
+    from aimon_core.runtime import listing_text
 
     typer.echo(listing_text(kind, entries, failures))
 

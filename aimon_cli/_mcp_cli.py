@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 import typer
 
-from aimon_core._atomic import write_atomic
 from aimon_core.config import (
     LOCAL_SETTINGS_FILE,
     MCP_JSON_FILE,
@@ -24,6 +23,7 @@ from aimon_core.config import (
     SettingsError,
     check_server,
 )
+from aimon_core.filesystem import write_atomic
 
 mcp_app = typer.Typer(add_completion=False, rich_markup_mode=None,
                       help="List, add and remove MCP servers.",

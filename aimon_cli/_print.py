@@ -235,8 +235,7 @@ def _calls(count: int) -> str:
 def _allowing_flags(asked: Sequence[ApprovalRefused], tools: ToolRegistry,
                     policy: PermissionPolicy | None) -> list[str]:
     """Return the lines naming `--allowed-tools` rules (and acceptEdits) that allow `asked`."""
-    from aimon_core.permission import PermissionMode
-    from aimon_core.permission._rules import EDIT_TOOLS
+    from aimon_core.permission import EDIT_TOOLS, PermissionMode
 
     rules: list[str] = []
     unallowed: list[str] = []

@@ -74,7 +74,7 @@ def resolve_session_id(store: SessionStore, text: str, project_root: Path | None
     """
     import difflib
 
-    from aimon_core.session._ids import is_session_id
+    from aimon_core.session import is_session_id
 
     text = text.strip()
     if is_session_id(text):

@@ -36,7 +36,7 @@ def warm_print(args: RootArgs) -> tuple[int | None, RootArgs]:
     and `args` with the prompt as read (stdin is read once, here)."""
     if os.environ.get("AIMON_NO_SERVICE") or args.pick:
         return None, args
-    from aimon_core.service._paths import ServicePaths
+    from aimon_core.service import ServicePaths
 
     paths = ServicePaths.default()
     if not paths.socket.exists():  # the usual case with no service: one stat
@@ -47,8 +47,7 @@ def warm_print(args: RootArgs) -> tuple[int | None, RootArgs]:
     args = dataclasses.replace(args, prompt=text or args.prompt)
     if not text:
         return None, args  # the cold path says what is missing
-    from aimon_core.service._client import ServiceClient, ServiceUnavailableError
-    from aimon_core.service._wire import RemoteError
+    from aimon_core.service import RemoteError, ServiceClient, ServiceUnavailableError
 
     try:
         client = ServiceClient.connect(paths, client_name="aimon -p")
@@ -61,8 +60,7 @@ def warm_print(args: RootArgs) -> tuple[int | None, RootArgs]:
 
 
 def _run(client: Any, args: RootArgs) -> int:
-    from aimon_core.service._client import ServiceUnavailableError
-    from aimon_core.service._wire import RemoteError
+    from aimon_core.service import RemoteError, ServiceUnavailableError
 
     params = {"cwd": str(Path.cwd()), "args": dataclasses.asdict(args)}
     try:

@@ -22,6 +22,7 @@ from aimon_core.agent._definition import (
     load_builtin_agent,
     parse_agent,
     parse_frontmatter,
+    positive_int,
     split_tool_list,
 )
 from aimon_core.agent._events import (
@@ -158,6 +159,7 @@ __all__ = [
     "new_execution_id",
     "parse_agent",
     "parse_frontmatter",
+    "positive_int",
     "read_frontmatter",
     "read_only",
     "repair_tool_pairs",

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING
 
 from aimon_core.checkpoint._journal import Checkpoint, CheckpointJournal
 from aimon_core.checkpoint._tree import CheckpointError
-from aimon_core.session._record import SessionTotals
+from aimon_core.session import SessionTotals
 
 if TYPE_CHECKING:
     from aimon_core.checkpoint._session import SessionCheckpoints
     from aimon_core.llm import Message
-    from aimon_core.session._record import SessionRecord
-    from aimon_core.session._store import SessionStore
+    from aimon_core.session import SessionRecord, SessionStore
 
 _LOOKAHEAD = 4  # crash recovery may put answered tool calls before the prompt's message
 

@@ -14,10 +14,10 @@ from aimon_core._atomic import private_dir
 from aimon_core.checkpoint._journal import Checkpoint, CheckpointJournal, Restored
 from aimon_core.checkpoint._session import SessionCheckpoints
 from aimon_core.checkpoint._tree import CheckpointStore, TreeRules
-from aimon_core.session._paths import project_key, user_data_dir
+from aimon_core.session import project_key, user_data_dir
 
 if TYPE_CHECKING:
-    from aimon_core.session._store import SessionStore
+    from aimon_core.session import SessionStore
 
 _DAY = 86_400.0
 # An object younger than this may belong to a snapshot whose journal line is not written yet.

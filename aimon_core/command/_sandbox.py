@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 from aimon_core.command._registry import CommandError, CommandHost, CommandOutcome, SlashCommand
 
 if TYPE_CHECKING:
-    from aimon_core.config import LoadedSettings
-    from aimon_core.config._sandbox import SandboxSettings
+    from aimon_core.config import LoadedSettings, SandboxSettings
     from aimon_core.permission import PermissionPolicy
     from aimon_core.shell import Boundary, SandboxProbe
 
@@ -84,7 +83,7 @@ def boundary_lines(boundary: Boundary, settings: SandboxSettings) -> list[str]:
 def sandbox_text(settings: LoadedSettings | None, policy: PermissionPolicy | None,
                  probe: SandboxProbe) -> str:
     """Return what /sandbox shows (CommandError without settings)."""
-    from aimon_core.permission._sandboxed import sandbox_paths
+    from aimon_core.permission import sandbox_paths
     from aimon_core.shell import resolve_boundary
 
     if settings is None:

@@ -43,13 +43,15 @@ from aimon_core.config._skill_trust import skill_hooks_trusted
 from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
 
 if TYPE_CHECKING:
+    from aimon_core.config._sandbox import SandboxSettings
     from aimon_core.config._secrets import known_secrets, servers_secrets
     from aimon_core.config._watch import SettingsCallback, watch_settings
 
 # The watcher (asyncio, its polling loop) loads on first use: only the REPL watches settings,
 # print mode never does. The credentials load with the runtime (they need aimon_core.shell).
 __getattr__ = lazy_getattr(__name__, {"SettingsCallback": "_watch", "watch_settings": "_watch",
-                                      "known_secrets": "_secrets", "servers_secrets": "_secrets"})
+                                      "known_secrets": "_secrets", "servers_secrets": "_secrets",
+                                      "SandboxSettings": "_sandbox"})
 
 __all__ = [
     "CLAUDE_DIR",
@@ -69,6 +71,7 @@ __all__ = [
     "PermissionMode",
     "PermissionSettings",
     "Provider",
+    "SandboxSettings",
     "Settings",
     "SettingsCallback",
     "SettingsError",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from aimon_core._atomic import write_atomic
 from aimon_core.filesystem._gitrepo import (
     Repository,
     find_repository,
@@ -67,5 +68,6 @@ __all__ = [
     "read_own",
     "remove_own",
     "repository_is_inert",
+    "write_atomic",
     "write_own",
 ]

@@ -15,15 +15,16 @@ from aimon_core.agent import Compacted, ExecutionResult
 from aimon_core.live._history import stored_part, turn_history
 from aimon_core.live._writer import SessionWriter
 from aimon_core.llm import Message, ToolUseBlock
-from aimon_core.session._ids import SessionId
-from aimon_core.session._record import (
+from aimon_core.session import (
     BudgetOverride,
+    ClaimedSession,
     ModelChoice,
+    SessionId,
     SessionRecord,
+    SessionStore,
     SessionTranscript,
     unanswered_tool_ids,
 )
-from aimon_core.session._store import ClaimedSession, SessionStore
 from aimon_core.tools import ToolState
 
 # Told the text of each earlier prompt a failed turn or a crash left unanswered.

@@ -67,9 +67,14 @@ from aimon_core.live._keeper import RecordKeeper
 from aimon_core.live._questions import PendingQuestions
 from aimon_core.llm import Message, TextBlock, Usage
 from aimon_core.permission import SessionApprovals, TurnApprovals
-from aimon_core.session._ids import SessionId
-from aimon_core.session._record import BudgetOverride, ModelChoice, SessionRecord
-from aimon_core.session._store import ClaimedSession, SessionStore
+from aimon_core.session import (
+    BudgetOverride,
+    ClaimedSession,
+    ModelChoice,
+    SessionId,
+    SessionRecord,
+    SessionStore,
+)
 from aimon_core.tools import ToolContext
 
 # Rewrites a prompt before its turn (MCP: `@server:uri` attaches the resource).

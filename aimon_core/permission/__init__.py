@@ -1,5 +1,8 @@
 """Permission rules and the matcher that decides tool calls against them."""
 
+from typing import TYPE_CHECKING
+
+from aimon_core._lazy import lazy_getattr
 from aimon_core.permission._approvals import (
     AgentApprovalStore,
     ApprovalAnswer,
@@ -35,6 +38,7 @@ from aimon_core.permission._policy import (
 )
 from aimon_core.permission._restrict import restricted_gate, tool_restrictions
 from aimon_core.permission._rules import (
+    EDIT_TOOLS,
     Decision,
     PermissionRules,
     Rule,
@@ -45,7 +49,22 @@ from aimon_core.permission._rules import (
 )
 from aimon_core.permission._syntax import ParsedCommand, Redirect, SimpleCommand
 
+if TYPE_CHECKING:
+    from aimon_core.permission._sandboxed import (
+        NetworkQuestions,
+        SandboxedBash,
+        excluded_matcher,
+        sandbox_paths,
+    )
+
+# The sandbox's side of the rules loads on first use: only a sandboxed runtime needs it.
+__getattr__ = lazy_getattr(__name__, {"NetworkQuestions": "_sandboxed",
+                                      "SandboxedBash": "_sandboxed",
+                                      "excluded_matcher": "_sandboxed",
+                                      "sandbox_paths": "_sandboxed"})
+
 __all__ = [
+    "EDIT_TOOLS",
     "AgentApprovalStore",
     "ApprovalAnswer",
     "ApprovalRequest",
@@ -54,6 +73,7 @@ __all__ = [
     "ApprovalScope",
     "Approver",
     "Decision",
+    "NetworkQuestions",
     "ParsedCommand",
     "PathGuard",
     "PermissionMode",
@@ -63,6 +83,7 @@ __all__ = [
     "Redirect",
     "Rule",
     "RuleError",
+    "SandboxedBash",
     "SessionApprovals",
     "SimpleCommand",
     "TurnApprovals",
@@ -77,6 +98,7 @@ __all__ = [
     "evaluate_command",
     "evaluate_path",
     "evaluate_tool",
+    "excluded_matcher",
     "interactive_gate",
     "is_read_only_command",
     "parse_command",
@@ -86,6 +108,7 @@ __all__ = [
     "protected_reason",
     "read_filter",
     "restricted_gate",
+    "sandbox_paths",
     "tool_restrictions",
     "unknown_tool",
 ]

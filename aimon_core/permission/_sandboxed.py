@@ -29,7 +29,7 @@ from aimon_core.permission._rules import Decision, PermissionRules, Rule, Verdic
 from aimon_core.tools import CommandSubject, Tool
 
 if TYPE_CHECKING:
-    from aimon_core.config._sandbox import SandboxSettings
+    from aimon_core.config import SandboxSettings
     from aimon_core.permission._policy import PermissionPolicy
     from aimon_core.shell import NetworkVerdict, SandboxConfig, SandboxPaths
 

@@ -10,6 +10,7 @@ from aimon_core.runtime._application import Application
 from aimon_core.runtime._assembly import AgentAssembly, default_store
 from aimon_core.runtime._build import build_runtime
 from aimon_core.runtime._configure import choose_model, find_agent, load_runtime_settings
+from aimon_core.runtime._extensions import listing_text
 from aimon_core.runtime._parts import RuntimeFlags, RuntimeParts, RuntimeSetupError
 from aimon_core.runtime._registry import AgentRuntimeRegistry, TrustAsker
 
@@ -25,5 +26,6 @@ __all__ = [
     "choose_model",
     "default_store",
     "find_agent",
+    "listing_text",
     "load_runtime_settings",
 ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from aimon_core.config._sandbox import SandboxSettings
+    from aimon_core.config import SandboxSettings
     from aimon_core.live import LiveSession
     from aimon_core.permission import PermissionPolicy
     from aimon_core.shell import Sandbox, SandboxConfig, SandboxProbe
@@ -44,7 +44,7 @@ def sandbox_setup(settings: SandboxSettings, policy: PermissionPolicy, notices: 
     """
     if not settings.enabled:
         return SandboxSetup(settings=settings)
-    from aimon_core.permission._sandboxed import SandboxedBash, excluded_matcher, sandbox_paths
+    from aimon_core.permission import SandboxedBash, excluded_matcher, sandbox_paths
     from aimon_core.runtime._parts import RuntimeSetupError
     from aimon_core.shell import SandboxConfig, probe_sandbox
 
@@ -69,7 +69,7 @@ def shell_sandbox(setup: SandboxSetup | None, policy: PermissionPolicy) -> Sandb
     """Return a new shell's sandbox (None when the sandbox is off or cannot run)."""
     if setup is None or setup.config is None or setup.probe is None:
         return None
-    from aimon_core.permission._sandboxed import NetworkQuestions
+    from aimon_core.permission import NetworkQuestions
     from aimon_core.shell import Sandbox
 
     gate = NetworkQuestions(policy, allowed=setup.settings.allowed_domains,
@@ -79,7 +79,7 @@ def shell_sandbox(setup: SandboxSetup | None, policy: PermissionPolicy) -> Sandb
 
 def bind_session(live: LiveSession) -> None:
     """Send the network questions of `live`'s sandbox to `live` (no sandbox: nothing)."""
-    from aimon_core.permission._sandboxed import NetworkQuestions
+    from aimon_core.permission import NetworkQuestions
 
     sandbox = getattr(live.tool_context.shell, "sandbox", None)
     gate = getattr(sandbox, "gate", None)

@@ -36,7 +36,7 @@ class ServicePaths:
     @classmethod
     def default(cls) -> ServicePaths:
         """Return the paths under aimon's data folder (`AIMON_HOME` moves it)."""
-        from aimon_core.session._paths import user_data_dir
+        from aimon_core.session import user_data_dir
 
         return cls(folder=user_data_dir() / "service")
 

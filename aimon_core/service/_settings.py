@@ -31,7 +31,7 @@ class ServiceSettings:
 def service_settings(path: Path | None = None) -> tuple[ServiceSettings, list[str]]:
     """Return the settings in the user's settings file, and what in it was not understood."""
     if path is None:
-        from aimon_core.session._paths import user_config_dir
+        from aimon_core.session import user_config_dir
 
         path = user_config_dir() / "settings.json"
     try:

@@ -18,18 +18,23 @@ from typing import Any
 
 from aimon_core.service._wire import ErrorCode, ProtocolError, RemoteError
 
+# The modules of `aimon_core.agent` and `aimon_core.tools` whose exported values travel: events,
+# approvals, budgets, workflow progress, tool result details and proposed changes.
+_WIRE_MODULES = frozenset({"_events", "_approval", "_budget", "_workflow_events", "_detail",
+                           "_preview"})
+
 
 @cache
 def _known_types() -> dict[str, type]:
     """Return every type the wire carries, by name: the allowlist `from_wire` builds from."""
     from aimon_core import agent, command, live, llm, session, tools
-    from aimon_core.agent import _approval, _budget, _events, _workflow_events
-    from aimon_core.tools import _detail, _preview
 
     found: dict[str, type] = {}
-    for module in (_events, _approval, _budget, _workflow_events, _detail, _preview):
-        for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == module.__name__ and (
+    for package in (agent, tools):
+        for name in package.__all__:
+            value = getattr(package, name)
+            home = getattr(value, "__module__", "").rpartition(".")[2]
+            if isinstance(value, type) and home in _WIRE_MODULES and (
                     dataclasses.is_dataclass(value) or issubclass(value, enum.Enum)):
                 found[value.__name__] = value
     extra: tuple[type, ...] = (

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from aimon_core.session._ids import (
         SessionId,
+        is_session_id,
         new_session_id,
         parse_session_id,
     )
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 # Every name loads on first use: `import aimon_core.session` (and its light submodules such
 # as _paths) must not pull in the codec, the stores and the message types at start-up.
 _LAZY = {
+    "is_session_id": "_ids",
     "AgentMismatchError": "_errors",
     "BudgetOverride": "_record",
     "ModelChoice": "_record",
@@ -145,6 +147,7 @@ __all__ = [
     "block_from_json",
     "block_to_json",
     "default_holder",
+    "is_session_id",
     "message_from_json",
     "message_to_json",
     "new_session_id",

@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from aimon_core.skill._layers import (
         Candidate,
         LayeredRegistry,
+        disabling_name,
+        layer_folders,
+        list_folder,
     )
     from aimon_core.skill._materialize import (
         BUNDLED_DIR,
@@ -76,6 +79,9 @@ _LAZY = {
     "ToolIntersectionError": "_render",
     "bundle_index": "_registry",
     "bundle_root": "_registry",
+    "disabling_name": "_layers",
+    "layer_folders": "_layers",
+    "list_folder": "_layers",
     "default_roots": "_registry",
     "hooked_skills": "_registry",
     "intersect_tools": "_render",
@@ -115,8 +121,11 @@ __all__ = [
     "bundle_index",
     "bundle_root",
     "default_roots",
+    "disabling_name",
     "hooked_skills",
     "intersect_tools",
+    "layer_folders",
+    "list_folder",
     "load_skills",
     "materialize_bundle",
     "parse_hooks",

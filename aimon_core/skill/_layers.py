@@ -138,7 +138,7 @@ def disabling_name(text: str, *, default: str) -> str | None:
 
     The name is the frontmatter's `name`, else `default` (the folder or file name).
     """
-    from aimon_core.agent._frontmatter import (
+    from aimon_core.agent import (
         NoFrontmatterError,
         read_frontmatter,
         split_frontmatter,

@@ -16,12 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from aimon_core.agent._definition import (
+from aimon_core.agent import (
     AgentDefinitionError,
+    Frontmatter,
     positive_int,
+    split_frontmatter,
     split_tool_list,
+    usable_name,
 )
-from aimon_core.agent._frontmatter import Frontmatter, split_frontmatter, usable_name
 from aimon_core.skill._hooks import parse_hooks
 from aimon_core.skill._model import (
     DEFAULT_MAX_ITERATIONS,
@@ -44,7 +46,7 @@ _KNOWN = _SPEC_KEYS | _AIMON_KEYS | _CLAUDE_KEYS
 
 def load_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str, Frontmatter]:
     """Split and read SKILL.md frontmatter, recovering YAML that Claude Code accepts."""
-    from aimon_core.agent._frontmatter import NoFrontmatterError, read_frontmatter
+    from aimon_core.agent import NoFrontmatterError, read_frontmatter
 
     front, _ = split_frontmatter(text.replace("\r\n", "\n") if "\r" in text else text)
     if front is None:

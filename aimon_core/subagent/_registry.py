@@ -23,20 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_core.agent._definition import (
+from aimon_core.agent import (
     AgentDefinition,
     AgentDefinitionError,
     parse_agent,
 )
-from aimon_core.skill._layers import (
+from aimon_core.skill import (
     Candidate,
+    Layer,
     LayeredRegistry,
+    LoadFailure,
+    bundle_root,
     disabling_name,
     layer_folders,
     list_folder,
 )
-from aimon_core.skill._model import Layer, LoadFailure
-from aimon_core.skill._registry import bundle_root
 
 if TYPE_CHECKING:
     from aimon_core.filesystem import Readable

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 
-from aimon_core.service._stores import IdempotencyStore, SessionInbox, Signal, SignalBus
+from aimon_core.service import IdempotencyStore, SessionInbox, Signal, SignalBus
 
 
 class SessionInboxContract:
