@@ -53,7 +53,14 @@ from aimon_core.permission._rules import (
     command_pattern,
     parse_rule,
 )
-from aimon_core.tools import CommandSubject, NameSubject, PathSubject, Tool, subject_name
+from aimon_core.tools import (
+    CommandSubject,
+    NameSubject,
+    PathSubject,
+    RuleSubject,
+    Tool,
+    subject_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +95,14 @@ def approval_rule(
             name = tool_input.get(param)
             candidate = (f"{tool.name}({subject_name(name)})" if isinstance(name, str)
                          else tool.name)
+        case RuleSubject(matcher=matcher):
+            try:
+                specifier = matcher.specifier(tool_input)
+            except Exception:
+                return ""
+            if not specifier:
+                return ""
+            candidate = f"{tool.name}({specifier})"
         case _:
             candidate = tool.name
     try:

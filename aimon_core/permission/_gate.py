@@ -10,13 +10,14 @@ from aimon_core.agent import GateVerdict, ToolGate
 from aimon_core.hook import PermissionDecision
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._guard import PathGuard
-from aimon_core.permission._matcher import evaluate_command, evaluate_tool
+from aimon_core.permission._matcher import evaluate_command, evaluate_owned, evaluate_tool
 from aimon_core.permission._paths import evaluate_path
 from aimon_core.permission._rules import Decision, PermissionRules, Verdict, describe, governs
 from aimon_core.tools import (
     CommandSubject,
     NameSubject,
     PathSubject,
+    RuleSubject,
     ServerSubject,
     Tool,
     ToolContext,
@@ -60,8 +61,15 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
             reached = _by_server(tool.name, server if isinstance(server, str) else None, rules)
             if reached is not None:
                 return reached
+        case RuleSubject(matcher=matcher):
+            return evaluate_owned(tool.name, matcher, tool_input, rules) or _default(tool, whole)
         case _:
             pass
+    return _default(tool, whole)
+
+
+def _default(tool: Tool, whole: Decision | None) -> Decision:
+    """Decide a call no rule on its subject decided: a whole-tool rule, else read-only."""
     if whole is not None:
         return whole
     if tool.read_only:

@@ -15,9 +15,12 @@ rule covers or a protected file it may write (``_bashpaths``) asks instead of be
 from __future__ import annotations
 
 import dataclasses
+import logging
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from aimon_core.permission._bash import parse_command
 from aimon_core.permission._bashpaths import path_problem
@@ -50,6 +53,11 @@ from aimon_core.permission._syntax import (
     is_write_redirect,
 )
 from aimon_core.permission._unwrap import Forms, command_forms
+
+if TYPE_CHECKING:
+    from aimon_core.tools import RuleMatcher
+
+log = logging.getLogger(__name__)
 
 READ_ONLY = "read-only command"
 _NAMED = 3
@@ -346,3 +354,23 @@ def _show(argv: tuple[str, ...]) -> str:
         for w in argv
     )
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def evaluate_owned(tool: str, matcher: RuleMatcher, tool_input: Mapping[str, Any],
+                   rules: PermissionRules) -> Decision | None:
+    """Decide `Tool(specifier)` rules that the tool reads itself: deny, then ask, then allow;
+    None when none covers the call. A matcher that fails covers the call for deny and ask
+    rules and not for allow rules (fail closed)."""
+    for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask),
+                           (Verdict.ALLOW, rules.allow)):
+        for rule in group:
+            if rule.specifier is None or not governs(rule.tool, tool):
+                continue
+            try:
+                covered = matcher.matches(rule.specifier, tool_input)
+            except Exception:
+                log.warning("%s: its rule matcher failed on %s", tool, rule.text, exc_info=True)
+                covered = verdict is not Verdict.ALLOW
+            if covered:
+                return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    return None

@@ -34,6 +34,7 @@ from aimon_core.tools._names import (
     is_mcp_name,
     tool_list_notes,
 )
+from aimon_core.tools._owned import ParamPatterns, RuleMatcher, RuleSubject
 from aimon_core.tools._preview import ProposedChange, call_label, proposed_change
 from aimon_core.tools._providers import (
     StaticToolProvider,
@@ -55,9 +56,12 @@ __all__ = [
     "FileChange",
     "FileRead",
     "NameSubject",
+    "ParamPatterns",
     "PathFilter",
     "PathSubject",
     "ProposedChange",
+    "RuleMatcher",
+    "RuleSubject",
     "ServerSubject",
     "StaticToolProvider",
     "Subject",

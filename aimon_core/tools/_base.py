@@ -15,6 +15,7 @@ from aimon_core.llm import ImageBlock, TextBlock, ToolDefinition
 from aimon_core.shell import redact
 from aimon_core.tools._detail import FileChange, ToolDetail
 from aimon_core.tools._fastcheck import plainly_fits
+from aimon_core.tools._owned import RuleSubject
 from aimon_core.tools._preview import Describer, Previewer
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class ServerSubject:
     param: str
 
 
-Subject = PathSubject | CommandSubject | NameSubject | ServerSubject
+Subject = PathSubject | CommandSubject | NameSubject | ServerSubject | RuleSubject
 
 
 def subject_name(text: str) -> str:
