@@ -53,12 +53,16 @@ from aimon_core.llm import (
     UsageReported,
 )
 from aimon_core.tools import (
+    ConcurrencyBehavior,
+    FinishedOnInterruptError,
+    InterruptBehavior,
     Tool,
     ToolContext,
     ToolResult,
     call_label,
     check_input,
     execute_tool,
+    run_to_end,
 )
 
 REPEAT_LIMIT = 3
@@ -403,7 +407,14 @@ class OrcaExecutor:
         run.emit(ToolCallStarted(tool_use_id=use.id, name=use.name, input=use.input,
                                  label=label))
         started = time.monotonic()
-        result = await self._checked_run(run, use)
+        try:
+            result = await self._checked_run(run, use)
+        except FinishedOnInterruptError as done:  # it ran to its end: record what it did
+            results[use.id] = _result_block(use, done.result)
+            run.emit(ToolCallFinished(tool_use_id=use.id, name=use.name, input=use.input,
+                                      result=done.result, label=label,
+                                      duration_s=time.monotonic() - started))
+            raise
         run.tool_calls += 1
         block = _result_block(use, result)
         if run.request.compactor is not None:
@@ -452,7 +463,8 @@ class OrcaExecutor:
         if started is not None:
             await started  # recorded before the tool runs (durably, if it may change something)
         # Checked above; a hook's updated input is checked by execute_tool.
-        result = await execute_tool(tool, tool_input, ctx, checked=tool_input is use.input)
+        call = execute_tool(tool, tool_input, ctx, checked=tool_input is use.input)
+        result = await (run_to_end(call) if tool.interrupt is InterruptBehavior.FINISH else call)
         return await hooks.post_tool(use, tool_input, result)
 
     def _commit_results(
@@ -528,7 +540,7 @@ def _groups(runtime: AgentRuntime, uses: Sequence[ToolUseBlock]) -> list[list[To
     for use in uses:
         tool: Tool | None = runtime.tools.get(use.name)
         read_only = tool is not None and tool.read_only and use.input_error is None
-        if read_only and previous_read_only:
+        if read_only and previous_read_only and runtime.concurrency is ConcurrencyBehavior.PARALLEL:
             groups[-1].append(use)
         else:
             groups.append([use])

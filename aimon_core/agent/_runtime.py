@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from aimon_core.agent._definition import AgentDefinition
 from aimon_core.hook import HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
-from aimon_core.tools import Tool, ToolContext, ToolRegistry
+from aimon_core.tools import ConcurrencyBehavior, Tool, ToolContext, ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +111,8 @@ class AgentRuntime:
     id: AgentRuntimeId | None = None
     # The permission mode in force, read when a hook fires (the policy's, when it has one).
     permission_mode: Callable[[], str | None] = field(default=lambda: "default")
+    # Whether consecutive read-only calls run together (settings: `tools.concurrency`).
+    concurrency: ConcurrencyBehavior = ConcurrencyBehavior.PARALLEL
 
     @property
     def runtime_id(self) -> AgentRuntimeId:

@@ -37,6 +37,7 @@ from aimon_core.config._settings import (
     SettingsError,
     SettingsLayer,
     SettingsSource,
+    ToolSettings,
     TrustRequest,
 )
 from aimon_core.config._skill_trust import skill_hooks_trusted
@@ -78,6 +79,7 @@ __all__ = [
     "SettingsLayer",
     "SettingsSource",
     "StdioServerConfig",
+    "ToolSettings",
     "TrustRequest",
     "TrustStore",
     "check_server",

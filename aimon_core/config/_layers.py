@@ -19,6 +19,7 @@ from aimon_core.config._settings import (
     Settings,
     SettingsLayer,
     SettingsSource,
+    ToolSettings,
     TrustRequest,
     key_path,
 )
@@ -237,6 +238,8 @@ _SCALARS = (
     ("compaction_threshold", "compaction.threshold"),
     ("context_window", "compaction.contextWindow"),
     ("tool_result_limit_tokens", "compaction.toolResultLimitTokens"),
+    ("tool_concurrency", "tools.concurrency"),
+    ("tool_search_threshold", "tools.searchThreshold"),
 )
 _LISTS = (
     ("allow", "permissions.allow"),
@@ -313,6 +316,8 @@ class _Merged:
                 tool_result_limit_tokens=self.scalars.get("tool_result_limit_tokens"),
             ),
             sandbox=merge_sandbox(self.sandbox, self.root),
+            tools=ToolSettings(concurrency=self.scalars.get("tool_concurrency"),
+                               search_threshold=self.scalars.get("tool_search_threshold")),
         )
 
 

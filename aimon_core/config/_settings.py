@@ -163,6 +163,20 @@ class CompactionConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSettings:
+    """The `tools` settings; None leaves aimon's default.
+
+    Args:
+        concurrency: "parallel" (consecutive read-only calls run together) or "serial".
+        search_threshold: past this share of the context window, the tools' schemas are not
+            sent: their names are, and the model loads schemas with ToolSearch (0-1).
+    """
+
+    concurrency: str | None = None
+    search_threshold: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """The merged settings of every layer that took effect."""
 
@@ -179,6 +193,7 @@ class Settings:
     mcp_servers: Mapping[str, MCPServerConfig] = field(default_factory=_empty_servers)
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    tools: ToolSettings = field(default_factory=ToolSettings)
 
     def hooks_json(self) -> dict[str, list[dict[str, Any]]]:
         """Return the hooks in their settings-file shape, for `aimon_core.hook`'s parser."""

@@ -28,11 +28,13 @@ from aimon_core.permission import RuleError, parse_rule
 
 TOP_KEYS = (
     "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
-    "shellEnvPassthrough", "mcpServers", "compaction", "sandbox",
+    "shellEnvPassthrough", "mcpServers", "compaction", "sandbox", "tools",
     # Read by the service alone (aimon_core/service/_settings.py), from the user's file.
     "service",
 )
 COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
+TOOLS_KEYS = ("concurrency", "searchThreshold")
+CONCURRENCY = ("parallel", "serial")
 # A window or limit below this cannot hold a system prompt and one exchange.
 _MIN_TOKENS = 1_000
 PERMISSION_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories")
@@ -67,6 +69,8 @@ class LayerValues:
     context_window: int | None = None
     tool_result_limit_tokens: int | None = None
     sandbox: SandboxLayer | None = None
+    tool_concurrency: str | None = None
+    tool_search_threshold: float | None = None
     # Problems that do not stop loading, e.g. an allow rule naming an unknown tool.
     warnings: tuple[str, ...] = ()
     # Keys aimon does not use (Claude Code's, a later version's), as key paths.
@@ -238,6 +242,7 @@ class _Checker:
         data = self.mapping(value, "", TOP_KEYS)
         permissions = self.permissions(data["permissions"]) if "permissions" in data else {}
         compaction = self.compaction(data["compaction"]) if "compaction" in data else {}
+        tools = self.tools(data["tools"]) if "tools" in data else {}
         return LayerValues(
             model=self.optional(data, "model", self.string),
             provider=cast(Provider | None, self.optional(
@@ -255,6 +260,7 @@ class _Checker:
             skipped=tuple(self.skipped),
             **permissions,
             **compaction,
+            **tools,
         )
 
     def mcp_servers(self, data: dict[str, Any]) -> tuple[tuple[str, MCPServerConfig], ...]:
@@ -335,6 +341,20 @@ class _Checker:
                                  ("toolResultLimitTokens", "tool_result_limit_tokens")):
             if name in data:
                 result[field_name] = self.tokens(data[name], f"compaction.{name}")
+        return result
+
+    def tools(self, value: Any) -> dict[str, Any]:
+        data = self.mapping(value, "tools", TOOLS_KEYS)
+        result: dict[str, Any] = {}
+        if "concurrency" in data:
+            result["tool_concurrency"] = self.choice(data["concurrency"], "tools.concurrency",
+                                                     CONCURRENCY)
+        if "searchThreshold" in data:
+            share = data["searchThreshold"]
+            if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+                self.fail("tools.searchThreshold",
+                          f"expected a share of the window between 0 and 1, got {share!r}")
+            result["tool_search_threshold"] = float(share)
         return result
 
     def tokens(self, value: Any, key: str) -> int:

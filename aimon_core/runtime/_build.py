@@ -61,7 +61,12 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     from aimon_core.llm import ModelSettings, RedactingClient, make_client
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
-    from aimon_core.tools import builtin_providers, provided_names, tool_list_notes
+    from aimon_core.tools import (
+        ConcurrencyBehavior,
+        builtin_providers,
+        provided_names,
+        tool_list_notes,
+    )
 
     root = Path(project_root).resolve()
     _warm_first_call()
@@ -128,6 +133,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         agent=agent, client=client, model=model, tools=tools, gate=gate,
         settings=model_settings, hooks=hooks, id=runtime_id,
         permission_mode=lambda: policy.mode.value,
+        concurrency=ConcurrencyBehavior(settings.settings.tools.concurrency or "parallel"),
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,

@@ -28,6 +28,12 @@ from aimon_core.tools._detail import (
     TodoList,
     ToolDetail,
 )
+from aimon_core.tools._interrupt import (
+    ConcurrencyBehavior,
+    FinishedOnInterruptError,
+    InterruptBehavior,
+    run_to_end,
+)
 from aimon_core.tools._names import (
     CLAUDE_CODE_TOOLS,
     closest_name,
@@ -53,8 +59,11 @@ __all__ = [
     "TODO_STATUSES",
     "CommandRun",
     "CommandSubject",
+    "ConcurrencyBehavior",
     "FileChange",
     "FileRead",
+    "FinishedOnInterruptError",
+    "InterruptBehavior",
     "NameSubject",
     "ParamPatterns",
     "PathFilter",
@@ -90,6 +99,7 @@ __all__ = [
     "proposed_change",
     "provided_names",
     "provided_tools",
+    "run_to_end",
     "subject_name",
     "tool",
     "tool_list_notes",

@@ -15,6 +15,7 @@ from aimon_core.llm import ImageBlock, TextBlock, ToolDefinition
 from aimon_core.shell import redact
 from aimon_core.tools._detail import FileChange, ToolDetail
 from aimon_core.tools._fastcheck import plainly_fits
+from aimon_core.tools._interrupt import InterruptBehavior
 from aimon_core.tools._owned import RuleSubject
 from aimon_core.tools._preview import Describer, Previewer
 
@@ -226,6 +227,8 @@ class Tool:
     run: ToolRun
     read_only: bool = False
     subject: Subject | None = None
+    # What Ctrl-C does to a call while it runs: cancel it (a command) or let it end (a write).
+    interrupt: InterruptBehavior = InterruptBehavior.CANCEL
     # How a call is shown: the argument of its one-line label (`calc.py` in `Read(calc.py)`),
     # and the change it would make, shown by an approval question. None: the defaults.
     describe: Describer | None = None

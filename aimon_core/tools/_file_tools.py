@@ -10,6 +10,7 @@ from aimon_core.filesystem import FileStat, PathError
 from aimon_core.llm import ImageBlock, TextBlock
 from aimon_core.tools._base import PathSubject, Tool, ToolContext, ToolInput, ToolResult
 from aimon_core.tools._detail import FileChange, FileRead
+from aimon_core.tools._interrupt import InterruptBehavior
 
 DEFAULT_LINES = 2000
 MAX_READ_BYTES = 256 * 1024
@@ -328,6 +329,7 @@ async def _current_for_change(ctx: ToolContext, raw: str, path: Path, info: File
 
 
 WRITE_TOOL = Tool(
+    interrupt=InterruptBehavior.FINISH,
     name="Write",
     description=WRITE_DESCRIPTION,
     input_schema=WRITE_SCHEMA,
@@ -461,6 +463,7 @@ async def _create_by_edit(ctx: ToolContext, raw: str, path: Path, old: str, new:
 
 
 EDIT_TOOL = Tool(
+    interrupt=InterruptBehavior.FINISH,
     name="Edit",
     description=EDIT_DESCRIPTION,
     input_schema=EDIT_SCHEMA,
