@@ -78,6 +78,7 @@ class RootArgs:
     sandbox: bool = False
     version: bool = False
     bg: bool = False
+    profile: str | None = None
 
 
 class Takes(enum.Enum):
@@ -121,6 +122,9 @@ ROOT_OPTIONS: tuple[RootOption, ...] = (
                help="anthropic or openai (any OpenAI-compatible server)"),
     RootOption(dest="base_url", flags=("--base-url",), takes=Takes.TEXT,
                help="API base URL (Ollama, vLLM, OpenRouter, a proxy)"),
+    RootOption(dest="profile", flags=("--profile",), takes=Takes.TEXT, metavar="NAME",
+               help="run with a stored account: its provider, base URL, model and key "
+               "(aimon auth login NAME ...)"),
     RootOption(dest="agent", flags=("--agent",), takes=Takes.TEXT,
                help="agent to run (.aimon/agents/NAME.md, user agents, built-ins)"),
     RootOption(dest="allowed_tools", flags=("--allowed-tools",), takes=Takes.TEXTS,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, Application, RuntimeFlags
     from aimon_core.session import SessionStore
 
-SUBCOMMANDS = ("sessions", "mcp", "skills", "agents")
+SUBCOMMANDS = ("sessions", "mcp", "skills", "agents", "auth")
 # The service's commands (`aimon serve`, `ps`, `send`, `stop`, `attach`, `acp`).
 SERVICE_COMMANDS = ("serve", "ps", "send", "stop", "attach", "acp")
 
@@ -80,7 +80,7 @@ def root(args: RootArgs) -> int:
         code, args = warm_print(args)
         if code is not None:
             return code
-    if not args.print_mode:  # the REPL: say what to set before a prompt takes typing
+    if not args.print_mode and args.profile is None:  # the REPL: say what to set first
         from aimon_cli._early import provider_problem
 
         if (problem := provider_problem(
@@ -192,6 +192,7 @@ def launch_of(args: RootArgs, project_root: Path) -> Launch:
             disallowed=tuple(_split_rules(list(args.disallowed_tools))),
             permission_mode=args.permission_mode,
             sandbox=args.sandbox,
+            profile=args.profile,
         ),
         resume=args.resume,
         pick=args.pick,
@@ -311,6 +312,11 @@ def run(args: list[str]) -> None:
         from aimon_cli._workflow_cli import workflow_app
 
         workflow_app(args[1:], prog_name="aimon workflow")
+        return
+    if args and args[0] == "auth":
+        from aimon_cli._auth_cli import auth_app
+
+        auth_app(args[1:], prog_name="aimon auth")
         return
     if args and args[0] in ("skills", "agents"):
         from aimon_cli import _extensions_cli

@@ -143,7 +143,7 @@ def provider_problem(*, provider: str | None, model: str | None, base_url: str |
     port, this says None and the runtime decides later (with the trust gate and the probe).
     The verdict and its message are `choose_provider`'s, the runtime's own.
     """
-    if _configured(provider, model, base_url, env):
+    if _configured(provider, model, base_url, env) or _stored_keys():
         return None
     if any(_names_a_model(path) for path in settings_files(project_root, env)):
         return None
@@ -175,6 +175,13 @@ def _configured(provider: str | None, model: str | None, base_url: str | None,
     if not (env.get(f"{prefix}_API_KEY") or url):
         return False
     return not (chosen == "openai" and url and not (model or env_model))
+
+
+def _stored_keys() -> bool:
+    """Tell whether `aimon auth login` stored a key (one stat; the runtime reads it)."""
+    from aimon_core.session import user_data_dir  # platformdirs, not the credentials package
+
+    return (user_data_dir() / "credentials.json").exists()
 
 
 def _implied(model: str | None) -> str | None:

@@ -47,6 +47,7 @@ def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
         sandbox: Annotated[bool, _declared("sandbox")] = False,
         version: Annotated[bool, _declared("version")] = False,
         bg: Annotated[bool, _declared("bg")] = False,
+        profile: Annotated[str | None, _declared("profile")] = None,
     ) -> None:
         """aimon: a coding agent in your terminal."""
         if (resume is not None or pick) and continue_last:
@@ -57,6 +58,7 @@ def root_app(take: Callable[[RootArgs], None]) -> typer.Typer:
             provider=provider, base_url=base_url, agent=agent,
             allowed_tools=tuple(allowed_tools or ()),
             disallowed_tools=tuple(disallowed_tools or ()), max_iterations=max_iterations,
-            permission_mode=permission_mode, sandbox=sandbox, version=version, bg=bg))
+            permission_mode=permission_mode, sandbox=sandbox, version=version, bg=bg,
+            profile=profile))
 
     return app

@@ -32,6 +32,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("AIMON_HOME", str(home))
     # Claude Code's user settings (~/.claude) are read too: never the real user's.
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    # `keyring` never reaches the real user's keyring: stored keys go to the 0600 file (a test
+    # of the keyring path hands the store a keyring of its own).
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     yield
 
 

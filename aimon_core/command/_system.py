@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from aimon_core.command._checkpoint import checkpoint_commands
 from aimon_core.command._model import model_commands
 from aimon_core.command._permissions import permission_commands
+from aimon_core.command._profile import profile_commands
 from aimon_core.command._registry import (
     CommandError,
     CommandHost,
@@ -404,6 +405,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
         SlashCommand(name="status", description="Show the model, session, totals and budget",
                      run=_status),
         *model_commands(),
+        *profile_commands(),
         SlashCommand(name="budget", description="Show or set this session's limits per turn",
                      run=_budget, usage=BUDGET_USAGE),
         SlashCommand(name="sessions", description="List recent sessions in this project",

@@ -65,7 +65,7 @@ from aimon_core.live._events import (
 from aimon_core.live._host import CommandScope, SessionCommandHost
 from aimon_core.live._keeper import RecordKeeper
 from aimon_core.live._questions import PendingQuestions
-from aimon_core.llm import Message, TextBlock, Usage
+from aimon_core.llm import LLMClient, Message, TextBlock, Usage
 from aimon_core.permission import SessionApprovals, TurnApprovals
 from aimon_core.session import (
     BudgetOverride,
@@ -138,6 +138,7 @@ class LiveSession:
         self._waiting = 0
         self._closed = False
         self._closers: list[Callable[[], None]] = []
+        self._own_client: LLMClient | None = None  # one `use_client` gave it
         self._pending_context: list[str] = []
         self._turns = itertools.count(1)
         self.tool_context = with_extra_root(tool_context, spill_dir)
@@ -463,6 +464,16 @@ class LiveSession:
         self._keeper.set_model_choice(ModelChoice(model=model,
                                                   provider=self.runtime.client.provider))
 
+    async def use_client(self, client: LLMClient, model: str) -> None:
+        """Talk through `client` (another account: `/profile`) with `model` from the next turn
+        on. The session owns it: it closes it when it closes or switches again."""
+        old, self._own_client = self._own_client, client
+        self.runtime = replace(self.runtime, client=client)
+        self._compactor.client = client
+        self.set_model(model)
+        if old is not None:
+            await old.aclose()
+
     async def compact(self, instructions: str | None = None) -> Compacted:
         """Summarise the conversation now (`/compact`), between turns; return the report.
 
@@ -504,6 +515,9 @@ class LiveSession:
             await self.claude.aclose()
         for closer in self._closers:
             closer()
+        if self._own_client is not None:
+            with contextlib.suppress(Exception):
+                await self._own_client.aclose()
         await self._keeper.close()
 
     async def _session_hook(self, event: HookEvent, *, source: str | None = None,

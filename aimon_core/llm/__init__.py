@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from aimon_core.llm._redact import RedactingClient, SecretSource, redact_message
     from aimon_core.llm._retry import RetryingClient, RetryPolicy
     from aimon_core.llm._select import (
+        PLACEHOLDER_KEY,
         ProviderChoice,
         choose_provider,
         make_client,
@@ -93,6 +94,7 @@ _LAZY = {
     "redact_message": "_redact",
     "RetryingClient": "_retry",
     "RetryPolicy": "_retry",
+    "PLACEHOLDER_KEY": "_select",
     "ProviderChoice": "_select",
     "choose_provider": "_select",
     "make_client": "_select",
@@ -106,6 +108,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "DEFAULT_MODELS",
+    "PLACEHOLDER_KEY",
     "AnthropicClient",
     "ContentBlock",
     "DocumentBlock",

@@ -124,6 +124,14 @@ class RedactingClient:
         """Return the wrapped client's provider."""
         return self.inner.provider
 
+    def around(self, inner: LLMClient, extra: SecretPairs = ()) -> RedactingClient:
+        """Return a client that redacts the same secrets, and `extra`, around `inner` (another
+        account's client: its key is a secret too)."""
+        from aimon_core.shell import merge_secrets
+
+        source = self._source
+        return RedactingClient(inner, lambda: merge_secrets(source(), extra))
+
     async def call(self, request: LLMRequest) -> LLMResponse:
         """Send the redacted request through the inner client."""
         return await self.inner.call(self.redact_request(request))

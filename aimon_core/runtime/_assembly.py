@@ -58,6 +58,9 @@ class AgentAssembly:
     sandbox: SandboxSetup | None = None
     # The project's workflows and the runtime's runner of them (None: not built here).
     workflows: RuntimeWorkflows | None = None
+    # The key the model client was built with: one stored by `aimon auth login` is in no
+    # environment, and is redacted all the same.
+    client_secrets: SecretPairs = ()
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 
@@ -74,8 +77,10 @@ class AgentAssembly:
         loaded, secrets = self._secrets
         if loaded is not self.settings:
             from aimon_core.config import known_secrets
+            from aimon_core.shell import merge_secrets
 
-            secrets = known_secrets(self.settings.settings, os.environ)
+            secrets = merge_secrets(known_secrets(self.settings.settings, os.environ),
+                                    self.client_secrets)
             self._secrets = (self.settings, secrets)
         return secrets
 

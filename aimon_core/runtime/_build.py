@@ -61,6 +61,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     from aimon_core.llm import ModelSettings, RedactingClient, make_client
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
+    from aimon_core.shell import MIN_SECRET_LENGTH
     from aimon_core.tools import (
         ConcurrencyBehavior,
         builtin_providers,
@@ -78,6 +79,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     readable = own_read_filter(settings, root, flags.disallowed)
     agent = parts.agent_definition or find_agent(flags.agent, root, readable)
     notices = [*agent.warnings, *settings.warnings]
+    client_secrets: tuple[tuple[str, str], ...] = ()
     if parts.client is not None:
         client, model = parts.client, parts.model or agent.model.name or "scripted"
     else:
@@ -86,6 +88,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
             notices.append(f"No API key configured: using the local model server at "
                            f"{choice.base_url} (model {choice.model}).")
         client, model = make_client(choice), choice.model
+        if choice.api_key and len(choice.api_key) >= MIN_SECRET_LENGTH:
+            client_secrets = ((f"{choice.provider.upper()}_API_KEY", choice.api_key),)
     # The last wall: no request leaves with a credential the runtime knows of (the assembly
     # keeps the list, and follows settings reloads). Forks borrow this client too.
     client = RedactingClient(client, lambda: assembly.secrets)
@@ -140,6 +144,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              commands=_commands(extensions, notices, root, readable, workflows),
                              mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
                              sandbox=sandbox, workflows=workflows,
+                             client_secrets=client_secrets,
                              # Background subagents and workflow runs end with the runtime.
                              closers=[extensions.tasks.close, workflows.aclose])
     return assembly

@@ -18,6 +18,7 @@ from aimon_core.runtime._parts import NO_FLAGS, RuntimeFlags, RuntimeSetupError
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
     from aimon_core.config import LoadedSettings
+    from aimon_core.credentials import Profile
     from aimon_core.hook import CommandHookSpec, HookRegistry
     from aimon_core.llm import ProviderChoice
     from aimon_core.permission import PermissionPolicy, PermissionRules
@@ -69,18 +70,43 @@ def choose_model(flags: RuntimeFlags, settings: LoadedSettings, agent: AgentDefi
     from aimon_core.llm import ModelConfigError, agent_model, choose_provider, probe_ollama
 
     merged = settings.settings
+    profile, env = _account(flags, settings)
     try:
         choice = choose_provider(
-            provider=merged.provider, model=merged.model, base_url=merged.base_url,
-            env=os.environ,
+            provider=flags.provider or (profile.provider if profile else merged.provider),
+            model=flags.model or (profile and profile.model) or merged.model,
+            base_url=flags.base_url or (profile and profile.base_url) or merged.base_url,
+            env=env,
             # Tests and CI switch the local-server probe off so a stray Ollama cannot answer.
             probe_local=(lambda: None) if os.environ.get("AIMON_NO_LOCAL_PROBE") else probe_ollama,
         )
     except ModelConfigError as exc:
         raise RuntimeSetupError(exc.message) from exc
-    if merged.model or os.environ.get("AIMON_MODEL") or choice.detected_local:
+    if merged.model or os.environ.get("AIMON_MODEL") or choice.detected_local \
+            or (profile and profile.model):
         return choice
     return replace(choice, model=agent_model(agent.model.name, choice.provider, choice.model))
+
+
+def _account(flags: RuntimeFlags, settings: LoadedSettings
+             ) -> tuple[Profile | None, dict[str, str]]:
+    """Return the profile asked for and the environment whose provider keys are found
+    store → environment → settings (`aimon_core.credentials`)."""
+    from aimon_core.credentials import (
+        CredentialError,
+        LocalCredentialStore,
+        ProfileError,
+        Profiles,
+        provider_environment,
+    )
+
+    try:
+        profile = Profiles.default().get(flags.profile) if flags.profile else None
+        env = provider_environment(os.environ, store=LocalCredentialStore.default(),
+                                   settings_env=settings.settings.env, profile=profile)
+    except (CredentialError, ProfileError) as exc:
+        raise RuntimeSetupError(str(exc)) from exc
+    return profile, env
 
 
 def permission_rules(flags: RuntimeFlags, settings: LoadedSettings

@@ -32,6 +32,8 @@ class RuntimeFlags:
     permission_mode: str | None = None
     # --sandbox: the OS sandbox on for this run (`sandbox.enabled` in the flags layer).
     sandbox: bool = False
+    # --profile: a stored account (provider, endpoint, model, key); the flags above still win.
+    profile: str | None = None
 
     def settings_layer(self) -> dict[str, Any]:
         """Return the model flags in the shape of a settings file (None: not given)."""

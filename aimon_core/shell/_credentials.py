@@ -45,6 +45,8 @@ HOME_CREDENTIALS: dict[str, str] = {
     ".gemini/oauth_creds.json": "Gemini CLI's login",
     ".config/anthropic": "Anthropic's CLI credentials",
     ".config/openai": "OpenAI's CLI credentials",
+    ".local/share/aimon/credentials.json": "aimon's stored provider keys",
+    "Library/Application Support/aimon/credentials.json": "aimon's stored provider keys",
     ".config/op": "1Password's CLI session",
     ".password-store": "pass's passwords",
     ".local/share/keyrings": "the desktop keyring",
