@@ -184,7 +184,8 @@ def usage_json(usage: Usage) -> dict[str, int]:
 
 
 def result_json(result: ExecutionResult, session_id: str,
-                refused: Sequence[ApprovalRefused] = ()) -> dict[str, Any]:
+                refused: Sequence[ApprovalRefused] = (),
+                artifacts: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Return the final result line (shape close to Claude Code's `result` message)."""
     return {
         "type": "result",
@@ -202,6 +203,8 @@ def result_json(result: ExecutionResult, session_id: str,
         # Claude Code's field: every call refused without a person to ask, or denied.
         "permission_denials": [{"tool_name": r.tool_name, "tool_use_id": r.tool_use_id,
                                 "tool_input": dict(r.tool_input)} for r in refused],
+        # The files the turn's tools created or changed (aimon_core.tools.collect_artifacts).
+        "artifacts": list(artifacts),
     }
 
 
@@ -322,7 +325,7 @@ async def run_print(job: PrintJob, live: LiveSession, out: TextIO, err: TextIO, 
     if output.closed and turn.cancelled():
         raise OutputClosedError
     result = turn.result()
-    _write_result(job, result, live.id, output, errors, refused)
+    _write_result(job, result, live, output, errors, refused)
     if refused:
         errors.write(refusal_summary(refused, live.runtime.tools, policy))
     if output.closed:
@@ -360,12 +363,16 @@ def _on_event(stream: _StreamJson | None, err: _Output, refused: list[ApprovalRe
     return on_event
 
 
-def _write_result(job: PrintJob, result: ExecutionResult, session_id: str, output: _Output,
+def _write_result(job: PrintJob, result: ExecutionResult, live: LiveSession, output: _Output,
                   err: _Output, refused: Sequence[ApprovalRefused]) -> None:
     """Write the turn's answer (or result object) to stdout, and its failure to stderr."""
     if job.output_format != "text":
-        output.write(json.dumps(result_json(result, session_id, refused), ensure_ascii=False,
-                                default=str) + "\n")
+        from aimon_core.tools import collect_artifacts
+
+        made = collect_artifacts(result.new_messages, live.runtime.tools, live.tool_context.cwd)
+        artifacts = [a.to_json(live.tool_context.project_root) for a in made]
+        output.write(json.dumps(result_json(result, live.id, refused, artifacts),
+                                ensure_ascii=False, default=str) + "\n")
     elif result.stop is StopCause.COMMAND_FAILED:
         err.write(f"aimon: {result.text.rstrip()}\n")
     else:

@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from aimon_core.command._artifacts import artifact_commands
 from aimon_core.command._checkpoint import checkpoint_commands
 from aimon_core.command._model import model_commands
 from aimon_core.command._permissions import permission_commands
@@ -406,6 +407,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
                      run=_status),
         *model_commands(),
         *profile_commands(),
+        *artifact_commands(),
         SlashCommand(name="budget", description="Show or set this session's limits per turn",
                      run=_budget, usage=BUDGET_USAGE),
         SlashCommand(name="sessions", description="List recent sessions in this project",

@@ -1,5 +1,6 @@
 """Tools: the Tool value, its registry and schema gate, and the built-in tools."""
 
+from aimon_core.tools._artifacts import Artifact, collect_artifacts
 from aimon_core.tools._base import (
     CommandSubject,
     NameSubject,
@@ -57,6 +58,7 @@ __all__ = [
     "CLAUDE_CODE_TOOLS",
     "READ_ONLY_TOOL_NAMES",
     "TODO_STATUSES",
+    "Artifact",
     "CommandRun",
     "CommandSubject",
     "ConcurrencyBehavior",
@@ -94,6 +96,7 @@ __all__ = [
     "call_label",
     "check_input",
     "closest_name",
+    "collect_artifacts",
     "execute_tool",
     "is_mcp_name",
     "proposed_change",
