@@ -33,7 +33,7 @@ from aimon_core.runtime._extension_tools import (
 from aimon_core.runtime._extensions import Extensions, load_extension_registries
 from aimon_core.runtime._fork import ForkBase
 from aimon_core.runtime._parts import NO_FLAGS, NO_PARTS, RuntimeFlags, RuntimeParts
-from aimon_core.runtime._tooling import agent_tools, tool_names
+from aimon_core.runtime._tooling import agent_tools, lazy_schemas, tool_names
 from aimon_core.runtime._workflows import (
     WORKFLOW_TOOL_NAMES,
     ForkTasks,
@@ -63,6 +63,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     from aimon_core.session import project_key
     from aimon_core.shell import MIN_SECRET_LENGTH
     from aimon_core.tools import (
+        TOOL_SEARCH,
         ConcurrencyBehavior,
         builtin_providers,
         provided_names,
@@ -106,9 +107,9 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     # caller's own tools; rules and tool lists are checked against it.
     if parts.providers is None:
         known = provided_names(builtin_providers(), parts.tools) | {
-            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES}
+            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH}
     else:
-        known = provided_names(parts.providers, parts.tools)
+        known = provided_names(parts.providers, parts.tools) | {TOOL_SEARCH}
     notices.extend(check_rule_tools(flags, settings, known))
     # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
     skills, agents = load_extension_registries(root, readable=readable)
@@ -128,6 +129,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         providers = (*builtin_providers(), SkillToolProvider(extensions),
                      SubagentToolProvider(extensions), workflows.provider())
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
+    lazy_schemas(tools, settings.settings, model, client.provider)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
                                                                           known))
     agent = _with_listing(agent, extensions, tools)

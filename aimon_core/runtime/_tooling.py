@@ -10,6 +10,7 @@ from aimon_core.runtime._parts import RuntimeSetupError
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
+    from aimon_core.config import Settings
     from aimon_core.tools import Tool, ToolProvider, ToolRegistry
 
 Restrictions = dict[str, tuple[str, ...]]
@@ -43,3 +44,20 @@ def agent_tools(agent: AgentDefinition, root: Path, providers: Iterable[ToolProv
 def tool_names(entries: Iterable[str]) -> list[str]:
     """Return the tool names of a tool list's entries (`Bash(git:*)` names Bash), once each."""
     return list(dict.fromkeys(entry.split("(", 1)[0].strip() for entry in entries))
+
+
+def lazy_schemas(tools: ToolRegistry, settings: Settings, model: str, provider: str) -> None:
+    """Give `tools` ToolSearch and the schema budget the settings' `tools.searchThreshold`
+    (a share of the model's window, 10 % by default) makes; 1 sends every schema always."""
+    from aimon_core.compact import compaction_settings, context_window
+    from aimon_core.tools import DEFAULT_SEARCH_SHARE, TOOL_SEARCH, tool_search_tool
+
+    share = settings.tools.search_threshold
+    share = DEFAULT_SEARCH_SHARE if share is None else share
+    if share >= 1:
+        return
+    window = context_window(model, provider, compaction_settings(
+        context_window=settings.compaction.context_window))
+    tools.schema_budget = int(window * share)
+    if TOOL_SEARCH not in tools:
+        tools.add(tool_search_tool(tools))

@@ -51,13 +51,19 @@ from aimon_core.tools._providers import (
     provided_names,
     provided_tools,
 )
+from aimon_core.tools._search import (
+    DEFAULT_SHARE as DEFAULT_SEARCH_SHARE,
+)
+from aimon_core.tools._search import TOOL_SEARCH, schema_tokens, tool_search_tool
 from aimon_core.tools._state import TODO_STATUSES, Todo, TodoStatus, ToolState
 from aimon_core.tools.builtin import READ_ONLY_TOOL_NAMES, builtin_tools
 
 __all__ = [
     "CLAUDE_CODE_TOOLS",
+    "DEFAULT_SEARCH_SHARE",
     "READ_ONLY_TOOL_NAMES",
     "TODO_STATUSES",
+    "TOOL_SEARCH",
     "Artifact",
     "CommandRun",
     "CommandSubject",
@@ -103,8 +109,10 @@ __all__ = [
     "provided_names",
     "provided_tools",
     "run_to_end",
+    "schema_tokens",
     "subject_name",
     "tool",
     "tool_list_notes",
+    "tool_search_tool",
     "warm_validators",
 ]

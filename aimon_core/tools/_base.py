@@ -247,6 +247,11 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        # Past this many tokens of schemas, MCP tools go without theirs (ToolSearch loads
+        # them: `aimon_core.tools._search`); None sends every schema.
+        self.schema_budget: int | None = None
+        self._version = 0  # changes with every add and remove
+        self._sent: tuple[int, int | None, tuple[ToolDefinition, ...]] | None = None
         for tool in tools:
             self.add(tool)
 
@@ -255,6 +260,7 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is registered twice")
         self._tools[tool.name] = tool
+        self._version += 1
 
     def remove(self, name: str) -> bool:
         """Remove the tool called `name`; return whether there was one.
@@ -262,6 +268,7 @@ class ToolRegistry:
         Tools that join late (an MCP server's, once it connects) come and go this way; the
         executor reads `definitions()` before every model call, so the next call sees it.
         """
+        self._version += 1
         return self._tools.pop(name, None) is not None
 
     def get(self, name: str) -> Tool | None:
@@ -273,8 +280,13 @@ class ToolRegistry:
         return tuple(self._tools)
 
     def definitions(self) -> tuple[ToolDefinition, ...]:
-        """Return the definitions sent to the model."""
-        return tuple(t.definition for t in self._tools.values())
+        """Return the definitions sent to the model (the same tuple while nothing changed)."""
+        from aimon_core.tools._search import sent_definitions
+
+        if self._sent is None or self._sent[:2] != (self._version, self.schema_budget):
+            self._sent = (self._version, self.schema_budget,
+                          sent_definitions(tuple(self._tools.values()), self.schema_budget))
+        return self._sent[2]
 
     def only(self, names: Iterable[str]) -> ToolRegistry:
         """Return a registry holding just the named tools that exist here."""
