@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, Application, RuntimeFlags
     from aimon_core.session import SessionStore
 
-SUBCOMMANDS = ("sessions", "mcp", "skills", "agents", "auth")
+SUBCOMMANDS = ("sessions", "mcp", "skills", "agents", "auth", "bundles")
 # The service's commands (`aimon serve`, `ps`, `send`, `stop`, `attach`, `acp`).
 SERVICE_COMMANDS = ("serve", "ps", "send", "stop", "attach", "acp")
 
@@ -317,6 +317,11 @@ def run(args: list[str]) -> None:
         from aimon_cli._auth_cli import auth_app
 
         auth_app(args[1:], prog_name="aimon auth")
+        return
+    if args and args[0] == "bundles":
+        from aimon_cli._bundles_cli import bundles_app
+
+        bundles_app(args[1:], prog_name="aimon bundles")
         return
     if args and args[0] in ("skills", "agents"):
         from aimon_cli import _extensions_cli

@@ -190,8 +190,9 @@ _ITERATION_KEYS = ("maxIterations", "max-iterations", "max_iterations")
 _TOOL_KEYS = ("tools", "allowed-tools", "allowedTools")
 _DENIED_KEYS = ("disallowedTools", "disallowed-tools")
 # Keys Claude Code reads that change nothing here (`color` tints its UI): no warning.
-# `hooks` is read by the subagent registry (aimon_core.subagent), from `extra`.
-_IGNORED = frozenset({"color", "hooks"})
+# `hooks` is read by the subagent registry (aimon_core.subagent), from `extra`; `bundles` by
+# aimon_core.bundle (the bundles an agent carries).
+_IGNORED = frozenset({"color", "hooks", "bundles"})
 _KNOWN = frozenset({"name", "description", "model", "variables", *_ITERATION_KEYS, *_TOOL_KEYS,
                     *_DENIED_KEYS})
 

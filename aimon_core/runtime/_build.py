@@ -19,6 +19,7 @@ from aimon_core.runtime._assembly import AgentAssembly
 from aimon_core.runtime._configure import (
     build_hooks,
     build_policy,
+    carry_bundles,
     check_rule_tools,
     choose_model,
     find_agent,
@@ -113,6 +114,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     notices.extend(check_rule_tools(flags, settings, known))
     # Skills and subagents load once per runtime (~30 ms for 60 of each, off the event loop).
     skills, agents = load_extension_registries(root, readable=readable)
+    skills, agents = carry_bundles(agent, skills, agents, notices)
     model_settings = ModelSettings()
     forks = ForkBase(project_root=root, client=client, model=model, settings=model_settings,
                      policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,

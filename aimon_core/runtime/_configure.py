@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from aimon_core.hook import CommandHookSpec, HookRegistry
     from aimon_core.llm import ProviderChoice
     from aimon_core.permission import PermissionPolicy, PermissionRules
+    from aimon_core.skill import SkillRegistry
+    from aimon_core.subagent import AgentRegistry
 
 
 def load_runtime_settings(project_root: Path, flags: RuntimeFlags = NO_FLAGS, *,
@@ -56,12 +58,50 @@ def find_agent(name: str | None, project_root: Path,
         raise RuntimeSetupError(f"agent {name!r} cannot be loaded: {exc}") from exc
     if found is not None:
         return found
+    bundled = _bundle_agent(name)
+    if bundled is not None:
+        return bundled
     try:
         return load_builtin_agent(name)
     except AgentDefinitionError:
         raise RuntimeSetupError(
             f"no agent named {name!r}: looked in {', '.join(str(f) for f in folders)} "
             "and the built-in agents") from None
+
+
+def _bundle_agent(name: str) -> AgentDefinition | None:
+    """Return the agent of the installed bundle `name`, carrying its bundle, or None."""
+    from aimon_core.bundle import AgentBundleRegistry, BundleError
+
+    try:
+        bundle = AgentBundleRegistry.default().get(name)
+    except BundleError as exc:
+        raise RuntimeSetupError(str(exc)) from exc
+    if bundle is None or bundle.agent is None:
+        return None
+    return replace(bundle.agent, extra={**bundle.agent.extra, "bundles": [bundle.name]})
+
+
+def carry_bundles(agent: AgentDefinition, skills: SkillRegistry, agents: AgentRegistry,
+                  notices: list[str]) -> tuple[SkillRegistry, AgentRegistry]:
+    """Add the subagents and skills of the bundles `agent` carries (`bundles:`)."""
+    from aimon_core.bundle import AgentBundleRegistry, BundleError, carried_bundles, with_bundles
+
+    names = carried_bundles(agent)
+    if not names:
+        return skills, agents
+    registry, found = AgentBundleRegistry.default(), []
+    for name in names:
+        try:
+            bundle = registry.get(name)
+        except BundleError as exc:
+            raise RuntimeSetupError(str(exc)) from exc
+        if bundle is None:
+            raise RuntimeSetupError(f"{agent.source}: no bundle named {name!r} is installed "
+                                    "(aimon bundles list)")
+        notices.extend(bundle.warnings)
+        found.append(bundle)
+    return with_bundles(skills, agents, found)
 
 
 def choose_model(flags: RuntimeFlags, settings: LoadedSettings, agent: AgentDefinition
