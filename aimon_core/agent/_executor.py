@@ -445,7 +445,7 @@ class OrcaExecutor:
             known = ", ".join(runtime.tools.names()) or "none"
             return ToolResult.error(f"No tool named {use.name!r}. Available tools: {known}.")
         tool_input: Mapping[str, Any] = use.input
-        problem = check_input(tool, tool_input)
+        problem = check_input(tool, tool_input, runtime.schema_gate)
         if problem is not None:
             return ToolResult.error(f"Invalid input for {tool.name}: {problem}. "
                                     "Fix the arguments and call it again.")

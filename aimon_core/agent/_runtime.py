@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from aimon_core.agent._definition import AgentDefinition
 from aimon_core.hook import HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
-from aimon_core.tools import ConcurrencyBehavior, Tool, ToolContext, ToolRegistry
+from aimon_core.tools import ConcurrencyBehavior, SchemaGate, Tool, ToolContext, ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +113,8 @@ class AgentRuntime:
     permission_mode: Callable[[], str | None] = field(default=lambda: "default")
     # Whether consecutive read-only calls run together (settings: `tools.concurrency`).
     concurrency: ConcurrencyBehavior = ConcurrencyBehavior.PARALLEL
+    # What the schema gate does with input that does not fit (settings: `tools.schemaGate`).
+    schema_gate: SchemaGate = SchemaGate.STRICT
 
     @property
     def runtime_id(self) -> AgentRuntimeId:

@@ -240,6 +240,7 @@ _SCALARS = (
     ("tool_result_limit_tokens", "compaction.toolResultLimitTokens"),
     ("tool_concurrency", "tools.concurrency"),
     ("tool_search_threshold", "tools.searchThreshold"),
+    ("tool_schema_gate", "tools.schemaGate"),
 )
 _LISTS = (
     ("allow", "permissions.allow"),
@@ -317,7 +318,8 @@ class _Merged:
             ),
             sandbox=merge_sandbox(self.sandbox, self.root),
             tools=ToolSettings(concurrency=self.scalars.get("tool_concurrency"),
-                               search_threshold=self.scalars.get("tool_search_threshold")),
+                               search_threshold=self.scalars.get("tool_search_threshold"),
+                               schema_gate=self.scalars.get("tool_schema_gate")),
         )
 
 

@@ -170,10 +170,12 @@ class ToolSettings:
         concurrency: "parallel" (consecutive read-only calls run together) or "serial".
         search_threshold: past this share of the context window, the tools' schemas are not
             sent: their names are, and the model loads schemas with ToolSearch (0-1).
+        schema_gate: "strict" (input that does not fit its schema is refused) or "warn".
     """
 
     concurrency: str | None = None
     search_threshold: float | None = None
+    schema_gate: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

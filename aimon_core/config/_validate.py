@@ -33,7 +33,7 @@ TOP_KEYS = (
     "service",
 )
 COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
-TOOLS_KEYS = ("concurrency", "searchThreshold")
+TOOLS_KEYS = ("concurrency", "searchThreshold", "schemaGate")
 CONCURRENCY = ("parallel", "serial")
 # A window or limit below this cannot hold a system prompt and one exchange.
 _MIN_TOKENS = 1_000
@@ -71,6 +71,7 @@ class LayerValues:
     sandbox: SandboxLayer | None = None
     tool_concurrency: str | None = None
     tool_search_threshold: float | None = None
+    tool_schema_gate: str | None = None
     # Problems that do not stop loading, e.g. an allow rule naming an unknown tool.
     warnings: tuple[str, ...] = ()
     # Keys aimon does not use (Claude Code's, a later version's), as key paths.
@@ -349,6 +350,9 @@ class _Checker:
         if "concurrency" in data:
             result["tool_concurrency"] = self.choice(data["concurrency"], "tools.concurrency",
                                                      CONCURRENCY)
+        if "schemaGate" in data:
+            result["tool_schema_gate"] = self.choice(data["schemaGate"], "tools.schemaGate",
+                                                     ("strict", "warn"))
         if "searchThreshold" in data:
             share = data["searchThreshold"]
             if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:

@@ -26,8 +26,32 @@ if TYPE_CHECKING:
     from aimon_core.skill import DefinitionHooks, HookAction, Skill
     from aimon_core.tools import ToolRegistry
 
+# A postTool action runs after every call, failed ones too: AIMON_SUCCESS tells which.
 _EVENTS = (("pre_tool", HookEvent.PRE_TOOL), ("post_tool", HookEvent.POST_TOOL),
+           ("post_tool", HookEvent.POST_TOOL_FAILURE),
            ("on_start", HookEvent.ON_START), ("on_stop", HookEvent.ON_STOP))
+
+
+def hook_variables(owner: Skill | DefinitionHooks, hook_input: HookInput) -> dict[str, str]:
+    """Return the `AIMON_*` variables a skill's (or subagent's) shell hook gets
+    (AIMON_PROJECT_DIR comes with every command hook): the skill, the event, the session, and
+    for tool events the tool and, after the call, whether it succeeded."""
+    from aimon_core.hook import PostToolUseFailureInput, PostToolUseInput
+    from aimon_core.skill import Skill
+
+    env = {"AIMON_HOOK_EVENT": hook_input.event.value, "AIMON_SESSION_ID": hook_input.session_id}
+    if isinstance(owner, Skill):
+        env |= {"AIMON_SKILL_DIR": str(owner.directory), "AIMON_SKILL_NAME": owner.name}
+    if hook_input.tool_name is not None:
+        env["AIMON_TOOL_NAME"] = hook_input.tool_name
+    match hook_input.data:
+        case PostToolUseInput():
+            env["AIMON_SUCCESS"] = "true"
+        case PostToolUseFailureInput():
+            env["AIMON_SUCCESS"] = "false"
+        case _:
+            pass
+    return env
 
 
 def skill_hooks_allowed(skill: Skill | DefinitionHooks, project_root: Path) -> bool:
@@ -53,7 +77,6 @@ def _callback(action: HookAction, skill: Skill | DefinitionHooks, tools: ToolReg
               root: Path) -> Any:
     from aimon_core.skill import DenyAction, Skill
 
-    env = {"AIMON_SKILL_DIR": str(skill.directory)} if isinstance(skill, Skill) else {}
     owner = "skill" if isinstance(skill, Skill) else "subagent"
 
     async def run(hook_input: HookInput) -> HookResult | None:
@@ -64,7 +87,8 @@ def _callback(action: HookAction, skill: Skill | DefinitionHooks, tools: ToolReg
                                    f"{action.reason}")
         spec = CommandHookSpec(event=hook_input.event, matcher=None, command=action.command,
                                timeout=action.timeout_seconds, source=str(skill.path))
-        return await run_command_hook(spec, hook_input, project_dir=root, env=env)
+        return await run_command_hook(spec, hook_input, project_dir=root,
+                                      env=hook_variables(skill, hook_input))
 
     return run
 

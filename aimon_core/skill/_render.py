@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,9 @@ from aimon_core.skill._model import Skill
 # Folders never listed as supporting files; the walk also stops at these many entries.
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".mypy_cache"})
 _MAX_FILES = 200
+# The Agent Skills layout's folders: their files are listed first, as "Available Files".
+_STANDARD_DIRS = frozenset({"scripts", "references", "assets"})
+log = logging.getLogger(__name__)
 
 
 class ToolIntersectionError(ValueError):
@@ -75,7 +79,9 @@ def _placeholder(arguments: Sequence[str]) -> re.Pattern[str]:
         r"|\$(?P<pos>[1-9][0-9]*)|\$\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)\}" + bare_named)
 
 
-def render_skill(skill: Skill, args: str, ctx: RenderContext) -> str:
+def render_skill(skill: Skill, args: str, ctx: RenderContext, *,
+                 extra: Mapping[str, str] | None = None,
+                 warn: Callable[[str], None] | None = None) -> str:
     """Return the skill's body with arguments and variables filled, then its supporting files.
 
     `$ARGUMENTS` is the whole argument string, `$1..$N` the shell-split words, and each name in
@@ -84,6 +90,11 @@ def render_skill(skill: Skill, args: str, ctx: RenderContext) -> str:
     `${AIMON_USER}` come from `ctx`, as do Claude Code's `${CLAUDE_SKILL_DIR}` and
     `${CLAUDE_SESSION_ID}`; any other `${VAR}` stays as written.
     Arguments the body never mentions are appended as `ARGUMENTS: …`, as Claude Code does.
+
+    `extra` adds variables of the caller's (`${NAME}`; the built-in names above win). A
+    variable that fills in empty (no session: `${AIMON_SESSION_ID}`) is told to `warn` (the log
+    by default). The files beside SKILL.md follow, by name: the standard folders' (scripts/,
+    references/, assets/) as "Available Files", the rest as "Other Files".
     """
     words = split_arguments(args)
     directory = (ctx.skill_dir or skill.directory).absolute()
@@ -99,6 +110,8 @@ def render_skill(skill: Skill, args: str, ctx: RenderContext) -> str:
         "CLAUDE_SKILL_DIR": str(directory),
         "CLAUDE_SESSION_ID": ctx.session_id or "",
     }
+    variables = {**(extra or {}), **variables}
+    warn = warn or (lambda text: log.warning("%s", text))
     position = {name: i for i, name in enumerate(skill.arguments)}
     mentioned = False
 
@@ -118,17 +131,32 @@ def render_skill(skill: Skill, args: str, ctx: RenderContext) -> str:
         if name in position:
             mentioned = True
             return word(position[name])
-        return variables.get(name or "", text)
+        value = variables.get(name or "", text)
+        if not value:
+            warn(f"{skill.path}: ${{{name}}} is empty here")
+        return value
 
     body = _placeholder(skill.arguments).sub(fill, skill.body)
     if args.strip() and not mentioned:
         body = f"{body.rstrip()}\n\nARGUMENTS: {args.strip()}"
     files = supporting_files(directory) if directory.is_dir() else ()
-    if files:
-        listing = "\n".join(f"- {path}" for path in files)
-        body = (f"{body.rstrip()}\n\nSupporting files of this skill (base directory "
-                f"{directory}; read or run them as the instructions say):\n{listing}")
-    return body.rstrip() + "\n"
+    return (body.rstrip() + _files_section(directory, files)).rstrip() + "\n"
+
+
+def _files_section(directory: Path, files: Sequence[Path]) -> str:
+    """Return the skill's files by name: the standard folders' first, then the others."""
+    names = [path.relative_to(directory).as_posix() for path in files]
+    available = [n for n in names if n.split("/", 1)[0] in _STANDARD_DIRS]
+    other = [n for n in names if n not in available]
+    parts = []
+    if available:
+        parts.append("Available Files:\n" + "\n".join(f"- {n}" for n in available))
+    if other:
+        parts.append("Other Files:\n" + "\n".join(f"- {n}" for n in other))
+    if not parts:
+        return ""
+    return (f"\n\nThis skill's files, by name under its base directory {directory} (read or "
+            "run them as the instructions say):\n" + "\n".join(parts))
 
 
 def _split_rule(rule: str) -> tuple[str, str | None]:

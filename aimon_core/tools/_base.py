@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 import json
 import logging
@@ -335,12 +336,30 @@ def warm_validators(tools: Iterable[Tool]) -> None:
         _validator(tool.input_schema)
 
 
-def check_input(tool: Tool, raw: Mapping[str, Any]) -> str | None:
-    """Return why `raw` does not fit the tool's schema, or None if it does.
+class SchemaGate(enum.Enum):
+    """What the schema gate does with input that does not fit (settings `tools.schemaGate`)."""
+
+    STRICT = "strict"  # refuse the call: the model gets the reason and sends it again
+    WARN = "warn"  # log the reason and run the call (the tool still reads its input strictly)
+
+
+def check_input(tool: Tool, raw: Mapping[str, Any],
+                gate: SchemaGate = SchemaGate.STRICT) -> str | None:
+    """Return why `raw` does not fit the tool's schema, or None if it does (or if `gate` is
+    WARN: then the reason is logged).
 
     Input that plainly fits a schema of the common keywords is accepted without jsonschema
     (`_fastcheck`: its import is ~85 ms); jsonschema decides everything else and words why.
     """
+    problem = _misfit(tool, raw)
+    if problem is not None and gate is SchemaGate.WARN:
+        log.warning("%s: input does not fit its schema (%s); run anyway (schemaGate warn)",
+                    tool.name, problem)
+        return None
+    return problem
+
+
+def _misfit(tool: Tool, raw: Mapping[str, Any]) -> str | None:
     if plainly_fits(tool.input_schema, raw) is True:
         return None
     validator = _validator(tool.input_schema)

@@ -83,7 +83,7 @@ def test_unmentioned_arguments_are_appended(tmp_path: Path) -> None:
     assert render_skill(mentions, "a b", CTX) == "Only a.\n"
 
 
-def test_supporting_files_are_listed_with_full_paths(tmp_path: Path) -> None:
+def test_supporting_files_are_listed_by_name_standard_folders_first(tmp_path: Path) -> None:
     skill = make_skill("Body", tmp_path)
     for relative in ("scripts/run.py", "references/api.md", "assets/logo.png", "notes.md",
                      "examples/deep/x.txt", ".hidden", "node_modules/pkg/index.js"):
@@ -95,8 +95,11 @@ def test_supporting_files_are_listed_with_full_paths(tmp_path: Path) -> None:
     assert names == ["notes.md", "assets/logo.png", "examples/deep/x.txt", "references/api.md",
                      "scripts/run.py"]
     text = render_skill(skill, "", CTX)
-    assert text.startswith("Body\n\nSupporting files of this skill (base directory ")
-    assert f"- {skill.directory / 'scripts' / 'run.py'}\n" in text
+    assert text == (
+        f"Body\n\nThis skill's files, by name under its base directory {skill.directory} "
+        "(read or run them as the instructions say):\n"
+        "Available Files:\n- assets/logo.png\n- references/api.md\n- scripts/run.py\n"
+        "Other Files:\n- notes.md\n- examples/deep/x.txt\n")
 
 
 @pytest.mark.parametrize(("skill_tools", "agent_tools", "expected"), [
