@@ -170,8 +170,8 @@ class LocalCredentialStore:
     def _read(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
+        except (FileNotFoundError, NotADirectoryError):
+            return {}  # nothing stored (a data folder that is no folder is the store's to say)
         except (OSError, ValueError) as exc:
             raise CredentialError(str(self.path), f"unreadable: {exc}") from exc
         entries = data.get("credentials") if isinstance(data, dict) else None

@@ -132,7 +132,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         providers = (*builtin_providers(), SkillToolProvider(extensions),
                      SubagentToolProvider(extensions), workflows.provider())
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
-    lazy_schemas(tools, settings.settings, model, client.provider)
+    lazy_schemas(tools, settings.settings, model, client.provider, agent)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
                                                                           known))
     agent = _with_listing(agent, extensions, tools)

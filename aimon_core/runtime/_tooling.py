@@ -46,12 +46,19 @@ def tool_names(entries: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(entry.split("(", 1)[0].strip() for entry in entries))
 
 
-def lazy_schemas(tools: ToolRegistry, settings: Settings, model: str, provider: str) -> None:
+def lazy_schemas(tools: ToolRegistry, settings: Settings, model: str, provider: str,
+                 agent: AgentDefinition) -> None:
     """Give `tools` ToolSearch and the schema budget the settings' `tools.searchThreshold`
-    (a share of the model's window, 10 % by default) makes; 1 sends every schema always."""
+    (a share of the model's window, 10 % by default) makes; 1 sends every schema always.
+
+    An agent whose tool list names tools gets exactly those: ToolSearch only if the list
+    names it or an MCP tool (whose schemas it loads)."""
     from aimon_core.compact import compaction_settings, context_window
     from aimon_core.tools import DEFAULT_SEARCH_SHARE, TOOL_SEARCH, tool_search_tool
 
+    if agent.tools is not None and not any(
+            name.startswith((TOOL_SEARCH, "mcp__")) for name in agent.tools):
+        return
     share = settings.tools.search_threshold
     share = DEFAULT_SEARCH_SHARE if share is None else share
     if share >= 1:
