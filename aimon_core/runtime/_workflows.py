@@ -248,7 +248,7 @@ def _worktree_sandbox(setup: SandboxSetup | None, policy: PermissionPolicy
     """
     if setup is None or setup.config is None or setup.probe is None:
         return setup
-    from aimon_core.permission._sandboxed import SandboxedBash, sandbox_paths
+    from aimon_core.permission import SandboxedBash, sandbox_paths
     from aimon_core.session import user_config_dir, user_data_dir
 
     paths = sandbox_paths(setup.settings, policy.project_root, policy.extra_dirs)

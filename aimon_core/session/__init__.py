@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from aimon_core.session._file_store import (
         FileSessionRecordStore,
     )
+    from aimon_core.session._files import AppendFiles
     from aimon_core.session._ids import (
         SessionId,
         is_session_id,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 # Every name loads on first use: `import aimon_core.session` (and its light submodules such
 # as _paths) must not pull in the codec, the stores and the message types at start-up.
 _LAZY = {
+    "AppendFiles": "_files",
     "is_session_id": "_ids",
     "AgentMismatchError": "_errors",
     "BudgetOverride": "_record",
@@ -118,6 +120,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 __all__ = [
     "FORMAT_VERSION",
     "AgentMismatchError",
+    "AppendFiles",
     "BudgetOverride",
     "ClaimedSession",
     "FileSessionLeaseStore",

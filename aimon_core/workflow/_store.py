@@ -189,7 +189,7 @@ class FileRunStore:
     """
 
     def __init__(self, base_dir: Path) -> None:
-        from aimon_core.session._files import AppendFiles
+        from aimon_core.session import AppendFiles
 
         self.base_dir = Path(base_dir)
         self.folder = self.base_dir / "workflows"
