@@ -23,6 +23,7 @@ from ._loopback import (
 )
 from ._loopback_script import loads_script
 from ._run_store_contract import RunStoreContract
+from ._routine_contract import RoutineStoreContract
 from ._service_contract import IdempotencyStoreContract, SessionInboxContract, SignalBusContract
 from ._store_contract import FakeClock, SessionRecordStoreContract, every_block_conversation
 
@@ -37,6 +38,7 @@ __all__ = [
     "ResetConnection",
     "Responder",
     "RunStoreContract",
+    "RoutineStoreContract",
     "ScriptedLLMClient",
     "ScriptedLLMClientError",
     "ScriptedToolCall",

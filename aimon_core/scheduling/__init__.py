@@ -1,0 +1,129 @@
+"""Routines: prompts that run by themselves, on a schedule, within limits (the seeds'
+scheduling domain).
+
+A `Routine` runs on a trigger (`Cron`, `Every`, `Once`) in a project, with an agent; each
+run is an execution of its own, recorded as a session. The `SchedulingEngine` lives in an
+application scope (the service, `aimon serve`): it claims each due occurrence in the
+`RoutineStore` (so engines sharing a store run it once), guards the runs (no overlap,
+quotas per routine and in all, backoff and a pause after failures, a kill switch) and logs
+each in the `RunLog`. `SessionRoutineRunner` carries a run out with print mode's
+permissions: what would ask is refused.
+"""
+
+from typing import TYPE_CHECKING
+
+from aimon_core._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from aimon_core.scheduling._engine import (
+        EngineOptions,
+        RoutineRunner,
+        RunListener,
+        RunResult,
+        SchedulingEngine,
+        SchedulingLimits,
+    )
+    from aimon_core.scheduling._routine import (
+        Routine,
+        RoutineError,
+        RoutineLimits,
+        RoutineRun,
+        RoutineState,
+        RunOutcome,
+        check_name,
+        routine_from_json,
+        routine_to_json,
+        run_from_json,
+        run_to_json,
+        trigger_from_json,
+        trigger_to_json,
+    )
+    from aimon_core.scheduling._runner import SessionRoutineRunner
+    from aimon_core.scheduling._store import (
+        MemoryRoutineStore,
+        MemoryRunLog,
+        RoutineStore,
+        RunLog,
+        SQLiteRoutineStore,
+        SQLiteRunLog,
+    )
+    from aimon_core.scheduling._trigger import (
+        Cron,
+        Every,
+        Once,
+        Trigger,
+        TriggerError,
+        after,
+        at,
+        catch_up,
+        cron,
+        describe,
+        every,
+        format_duration,
+        local_zone,
+        next_time,
+        parse_duration,
+    )
+
+# Names load on first use: the command line's `aimon schedule` reads triggers without the
+# engine, and the engine loads no runtime until a routine runs.
+_LAZY = {
+    **dict.fromkeys(("EngineOptions", "RoutineRunner", "RunListener", "RunResult",
+                     "SchedulingEngine", "SchedulingLimits"), "_engine"),
+    **dict.fromkeys(("Routine", "RoutineError", "RoutineLimits", "RoutineRun", "RoutineState",
+                     "RunOutcome", "check_name", "routine_from_json", "routine_to_json",
+                     "run_from_json", "run_to_json", "trigger_from_json", "trigger_to_json"),
+                    "_routine"),
+    "SessionRoutineRunner": "_runner",
+    **dict.fromkeys(("MemoryRoutineStore", "MemoryRunLog", "RoutineStore", "RunLog",
+                     "SQLiteRoutineStore", "SQLiteRunLog"), "_store"),
+    **dict.fromkeys(("Cron", "Every", "Once", "Trigger", "TriggerError", "after", "at",
+                     "catch_up", "cron", "describe", "every", "format_duration", "local_zone",
+                     "next_time", "parse_duration"), "_trigger"),
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+__all__ = [
+    "Cron",
+    "EngineOptions",
+    "Every",
+    "MemoryRoutineStore",
+    "MemoryRunLog",
+    "Once",
+    "Routine",
+    "RoutineError",
+    "RoutineLimits",
+    "RoutineRun",
+    "RoutineRunner",
+    "RoutineState",
+    "RoutineStore",
+    "RunListener",
+    "RunLog",
+    "RunOutcome",
+    "RunResult",
+    "SQLiteRoutineStore",
+    "SQLiteRunLog",
+    "SchedulingEngine",
+    "SchedulingLimits",
+    "SessionRoutineRunner",
+    "Trigger",
+    "TriggerError",
+    "after",
+    "at",
+    "catch_up",
+    "check_name",
+    "cron",
+    "describe",
+    "every",
+    "format_duration",
+    "local_zone",
+    "next_time",
+    "parse_duration",
+    "routine_from_json",
+    "routine_to_json",
+    "run_from_json",
+    "run_to_json",
+    "trigger_from_json",
+    "trigger_to_json",
+]
