@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING
 from aimon_core._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from aimon_core.scheduling._command import (
+        AddChoice,
+        ScheduleCall,
+        TriggerChoice,
+        add_request,
+        register_schedule,
+    )
     from aimon_core.scheduling._engine import (
         EngineOptions,
         RoutineRunner,
@@ -23,6 +30,8 @@ if TYPE_CHECKING:
         SchedulingEngine,
         SchedulingLimits,
     )
+    from aimon_core.scheduling._notify import Notifier
+    from aimon_core.scheduling._report import list_lines, routine_report, runs_lines
     from aimon_core.scheduling._routine import (
         Routine,
         RoutineError,
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
         RoutineRun,
         RoutineState,
         RunOutcome,
+        UnknownRoutineError,
         check_name,
         routine_from_json,
         routine_to_json,
@@ -71,10 +81,14 @@ _LAZY = {
     **dict.fromkeys(("EngineOptions", "RoutineRunner", "RunListener", "RunResult",
                      "SchedulingEngine", "SchedulingLimits"), "_engine"),
     **dict.fromkeys(("Routine", "RoutineError", "RoutineLimits", "RoutineRun", "RoutineState",
-                     "RunOutcome", "check_name", "routine_from_json", "routine_to_json",
-                     "run_from_json", "run_to_json", "trigger_from_json", "trigger_to_json"),
-                    "_routine"),
+                     "RunOutcome", "UnknownRoutineError", "check_name", "routine_from_json",
+                     "routine_to_json", "run_from_json", "run_to_json", "trigger_from_json",
+                     "trigger_to_json"), "_routine"),
     "SessionRoutineRunner": "_runner",
+    **dict.fromkeys(("AddChoice", "ScheduleCall", "TriggerChoice", "add_request",
+                     "register_schedule"), "_command"),
+    "Notifier": "_notify",
+    **dict.fromkeys(("list_lines", "routine_report", "runs_lines"), "_report"),
     **dict.fromkeys(("MemoryRoutineStore", "MemoryRunLog", "RoutineStore", "RunLog",
                      "SQLiteRoutineStore", "SQLiteRunLog"), "_store"),
     **dict.fromkeys(("Cron", "Every", "Once", "Trigger", "TriggerError", "after", "at",
@@ -85,11 +99,13 @@ _LAZY = {
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
+    "AddChoice",
     "Cron",
     "EngineOptions",
     "Every",
     "MemoryRoutineStore",
     "MemoryRunLog",
+    "Notifier",
     "Once",
     "Routine",
     "RoutineError",
@@ -104,11 +120,15 @@ __all__ = [
     "RunResult",
     "SQLiteRoutineStore",
     "SQLiteRunLog",
+    "ScheduleCall",
     "SchedulingEngine",
     "SchedulingLimits",
     "SessionRoutineRunner",
     "Trigger",
+    "TriggerChoice",
     "TriggerError",
+    "UnknownRoutineError",
+    "add_request",
     "after",
     "at",
     "catch_up",
@@ -117,13 +137,17 @@ __all__ = [
     "describe",
     "every",
     "format_duration",
+    "list_lines",
     "local_zone",
     "next_time",
     "parse_duration",
+    "register_schedule",
     "routine_from_json",
+    "routine_report",
     "routine_to_json",
     "run_from_json",
     "run_to_json",
+    "runs_lines",
     "trigger_from_json",
     "trigger_to_json",
 ]

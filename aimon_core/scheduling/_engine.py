@@ -31,6 +31,7 @@ from aimon_core.scheduling._routine import (
     RoutineRun,
     RoutineState,
     RunOutcome,
+    UnknownRoutineError,
 )
 from aimon_core.scheduling._store import RoutineStore, RunLog, interrupted
 from aimon_core.scheduling._trigger import catch_up, next_time
@@ -185,7 +186,7 @@ class SchedulingEngine:
         changed = await asyncio.to_thread(self.routines.change, name, change)
         found = changed or await asyncio.to_thread(self.routines.get, name)
         if found is None:
-            raise RoutineError(name, "no such routine")
+            raise UnknownRoutineError(name)
         self.wake()
         return found
 
@@ -238,7 +239,7 @@ class SchedulingEngine:
 
         routine = await asyncio.to_thread(self.routines.change, name, change)
         if routine is None:
-            raise RoutineError(name, "no such routine")
+            raise UnknownRoutineError(name)
         return self._start(routine, scheduled_for=None)
 
     # -- the schedule

@@ -28,6 +28,13 @@ class RoutineError(ValueError):
         self.reason = reason
 
 
+class UnknownRoutineError(RoutineError):
+    """No routine has that name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, "no such routine")
+
+
 def check_name(name: str) -> str:
     """Return `name` if it can name a routine (letters, digits, `.`, `_`, `-`; 64 at most)."""
     if not _NAME.fullmatch(name):

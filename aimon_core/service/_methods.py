@@ -36,6 +36,10 @@ async def dispatch(service: Service, connection: Connection, method: str,
     """Run one request; raise RemoteError with the code the client is told."""
     if method != "initialize" and not connection.initialized:
         raise RemoteError(ErrorCode.INVALID_REQUEST, "send initialize first")
+    if method.startswith("schedule/"):
+        from aimon_core.service._schedule import call_schedule
+
+        return await call_schedule(service.scheduling, method, params)
     handler = _METHODS.get(method)
     if handler is None:
         raise RemoteError(ErrorCode.METHOD_NOT_FOUND, f"no method {method!r}")
@@ -271,7 +275,13 @@ async def _rewakes(service: Service, connection: Connection, params: dict[str, A
 @_method("sessions/list")
 async def _list(service: Service, connection: Connection, params: dict[str, Any]
                 ) -> dict[str, Any]:
-    return {"sessions": [hosted.summary() for hosted in service.sessions.values()]}
+    from aimon_core.scheduling import run_to_json
+
+    # Routine runs of the last day, newest first: a run that ended shows in `aimon ps` too.
+    runs = await asyncio.to_thread(service.scheduling.log.runs, since=time.time() - 86400,
+                                   limit=10)
+    return {"sessions": [hosted.summary() for hosted in service.sessions.values()],
+            "routine_runs": [run_to_json(run) for run in runs]}
 
 
 @_method("service/status")

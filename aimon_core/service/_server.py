@@ -53,6 +53,7 @@ from aimon_core.service._wire import (
 
 if TYPE_CHECKING:
     from aimon_core.runtime import Application, RuntimeFlags
+    from aimon_core.scheduling import RoutineStore, RunLog
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,9 @@ class ServiceStores:
     inbox: SessionInbox
     idempotency: IdempotencyStore
     signals: SignalBus = field(default_factory=LocalSignalBus)
+    # Routines and their runs (None: in the service's SQLite file).
+    routines: RoutineStore | None = None
+    runs: RunLog | None = None
 
     @classmethod
     def embedded(cls, paths: ServicePaths) -> ServiceStores:
@@ -159,6 +163,12 @@ class Service:
         self._lock_file: int | None = None
         self._token = ""
         self.hosted = _HostedTable(self.paths.database)
+        from aimon_core.scheduling import Notifier
+        from aimon_core.service._schedule import make_engine
+
+        self.notifier = Notifier()
+        self.scheduling = make_engine(self.app, self.paths, self.stores.routines,
+                                      self.stores.runs, self.notifier)
 
     # -- lifecycle
 
@@ -182,6 +192,7 @@ class Service:
             if self.options.tcp is not None:
                 servers.append(await self._listen_tcp(*self.options.tcp))
             await self._rehost()
+            await self.scheduling.start()
             if self.options.on_ready is not None:
                 self.options.on_ready()
             self._changed()
@@ -233,6 +244,8 @@ class Service:
             self._idle_timer.cancel()
         for connection in list(self.connections.values()):
             connection.writer.close()
+        await self.scheduling.aclose()  # runs going on are recorded as interrupted
+        await self.notifier.aclose()
         crashed = False
         for hosted in list(self.sessions.values()):
             try:
@@ -258,9 +271,11 @@ class Service:
             self._idle_timer = loop.call_later(seconds, self._idle_over)
 
     def idle(self) -> bool:
-        """Tell whether no client is connected and no session works or waits."""
+        """Tell whether no client is connected, no session works or waits, and no routine
+        is scheduled (the service stays up to run it)."""
         return (not self.connections and not self._opening
-                and not any(hosted.busy() for hosted in self.sessions.values()))
+                and not any(hosted.busy() for hosted in self.sessions.values())
+                and not self.scheduling.active())
 
     def _idle_over(self) -> None:
         if self.idle():
@@ -376,6 +391,7 @@ class Service:
     async def _open(self, project_root: str, flags: RuntimeFlags, session_id: str | None,
                     unattended: bool) -> HostedSession:
         from aimon_core.service._methods import register_service_commands
+        from aimon_core.service._schedule import register_schedule_command
 
         registry = self.app.runtimes(Path(project_root), flags,
                                      on_notice=lambda text: log.info("%s", text))
@@ -384,6 +400,7 @@ class Service:
             agent = await asyncio.to_thread(_agent_of, self.app, session_id)
         assembly = await registry.get(agent)
         register_service_commands(self, assembly)
+        register_schedule_command(self.scheduling, assembly)
         if assembly.mcp is not None:
             assembly.start_background(lambda text: log.info("%s", text))
         live = await assembly.open_session(self.app.store, session_id=session_id,

@@ -32,6 +32,7 @@ class ErrorCode(enum.IntEnum):
     ENVIRONMENT_MISMATCH = -32004
     NOT_OFFERED = -32005
     SETUP_FAILED = -32006
+    UNKNOWN_ROUTINE = -32007
 
 
 class ProtocolError(Exception):
