@@ -336,6 +336,13 @@ def run(args: list[str]) -> None:
         from aimon_cli._exit import leave
 
         leave(code)
+    if args and args[0] == "schedule":
+        from aimon_cli._schedule_cli import schedule_command
+
+        code = schedule_command(args[1:])
+        from aimon_cli._exit import leave
+
+        leave(code)
     if args and args[0] in SUBCOMMANDS:
         from aimon_cli._sessions_cli import sessions_app
 

@@ -49,11 +49,13 @@ class ReplRuntimes:
 
     async def open_session(self, session_id: str | None) -> LiveSession:
         """Open (or resume) a session on its agent's runtime."""
+        from aimon_cli._schedule_repl import register_schedule_here
         from aimon_cli._service_bg import register_bg
 
         try:
             assembly = await self._runtime_for(session_id)
             register_bg(assembly.commands, self.flags)  # /bg: the session to the service
+            register_schedule_here(assembly.commands)  # /schedule: the service's routines
             live = await assembly.open_session(self.store, session_id=session_id)
         finally:
             _startup.finish()  # the start is over, whether the session opened or not

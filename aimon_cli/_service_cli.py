@@ -224,22 +224,32 @@ def _ps(
         client: ServiceClient | None = connect(start=False, client_name="aimon ps")
     except ServiceCommandError:
         client = None
-    if client is None:
-        sessions: list[dict[str, Any]] = []
-    else:
+    sessions: list[dict[str, Any]] = []
+    runs: list[dict[str, Any]] = []  # routine runs of the last day
+    if client is not None:
         with _failing(), client:
-            sessions = _call(client, "sessions/list", {})["sessions"]
+            listed = _call(client, "sessions/list", {})
+            sessions, runs = listed["sessions"], listed.get("routine_runs", [])
     if as_json:
-        typer.echo(json.dumps({"service": client is not None, "sessions": sessions}, indent=2))
+        typer.echo(json.dumps({"service": client is not None, "sessions": sessions,
+                               "routine_runs": runs}, indent=2))
         return
     if client is None:
         typer.echo("No service runs (aimon --bg PROMPT starts one).")
         return
     if not sessions:
         typer.echo("The service hosts no session.")
-        return
-    for line in ps_lines(sessions):
-        typer.echo(line)
+    else:
+        for line in ps_lines(sessions):
+            typer.echo(line)
+    if runs:
+        from aimon_core.scheduling import runs_lines
+
+        typer.echo("Routine runs (the last 24 hours; aimon schedule list):")
+        for run, lines in ((run, runs_lines([run])) for run in runs):
+            typer.echo(f"  {run['routine']}: {lines[0]}")
+            for more in lines[1:]:
+                typer.echo(f"  {more}")
 
 
 def ps_lines(sessions: list[dict[str, Any]]) -> list[str]:

@@ -1,0 +1,143 @@
+"""Routines end to end: the real `aimon schedule` and `aimon serve` against a loopback model.
+
+The model answers each routine's prompt with a token-bearing reply and tells the test when a
+request arrives; the test waits on those arrivals, on the service's process exit, and on
+the run records the service keeps (polled through the protocol until a deadline).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aimon_core.service import ServiceClient, ServicePaths
+from aimon_core.testing import LoopbackModelServer, RecordedRequest, Reply, Step
+
+from .conftest import AIMON, aimon_env
+
+WAIT = 60.0
+
+
+class Env:
+    """One service's home, its project, the model server, and the requests it saw."""
+
+    def __init__(self, home: Path, project: Path) -> None:
+        self.home, self.project = home, project
+        self.arrivals: queue.Queue[str] = queue.Queue()
+        self.server = LoopbackModelServer(self._respond, provider="openai").start()
+        # Routines run with the service's settings: the model is chosen by the environment.
+        self.env = aimon_env(self.server, AIMON_HOME=str(home), AIMON_PROVIDER="openai",
+                             AIMON_MODEL="gpt-5.4", CLAUDE_CONFIG_DIR=str(home / "claude"))
+        self.paths = ServicePaths(folder=home / "data" / "service")
+
+    def _respond(self, request: RecordedRequest) -> Step:
+        first = next((text for role, text in request.conversation() if role == "user"), "")
+        self.arrivals.put(first)
+        return Reply(text=f"answered: {first}")
+
+    def aimon(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([AIMON, *args], cwd=self.project, env=self.env, text=True,
+                              capture_output=True, timeout=WAIT, check=False, input="")
+        if check and done.returncode != 0:
+            raise AssertionError(f"aimon {args} failed ({done.returncode}): {done.stderr}")
+        return done
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        with ServiceClient.connect(self.paths, client_name="test") as client:
+            return client.call(method, params)
+
+    def runs_until(self, name: str, count: int) -> list[dict[str, Any]]:
+        """Return the routine's runs once `count` of them have ended."""
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            runs = self.call("schedule/runs", {"name": name})["runs"]
+            if sum(run["outcome"] != "running" for run in runs) >= count:
+                return list(runs)
+            time.sleep(0.05)  # a poll's interval, bounded by the deadline
+        raise AssertionError(f"{name} did not end {count} run(s) in {WAIT} s")
+
+    def stop_service(self) -> None:
+        if not self.paths.socket.exists():
+            return
+        pid = int(self.paths.lock.read_text().split()[0])
+        if self.aimon("serve", "--stop", check=False).returncode == 0:
+            fd = os.pidfd_open(pid)
+            try:
+                assert select.select([fd], [], [], WAIT)[0], "the service did not stop"
+            finally:
+                os.close(fd)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[Env]:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / "config").mkdir(parents=True)
+    project.mkdir()
+    (home / "config" / "settings.json").write_text(json.dumps({"service": {"idleMinutes": 0}}))
+    started = Env(home, project)
+    try:
+        yield started
+    finally:
+        started.stop_service()
+        started.server.stop()
+
+
+def test_every_2s_with_max_runs_2_runs_exactly_twice_with_transcripts(env: Env) -> None:
+    added = env.aimon("schedule", "add", "twice", "--every", "2s", "--max-runs", "2",
+                      "R-twice: check the build")
+    assert added.stdout.startswith("twice: every 2s, next run ")
+    assert env.arrivals.get(timeout=WAIT) == "R-twice: check the build"
+    assert env.arrivals.get(timeout=WAIT) == "R-twice: check the build"
+    runs = env.runs_until("twice", 2)
+    assert [run["outcome"] for run in runs] == ["ok", "ok"]
+    assert len({run["session_id"] for run in runs}) == 2
+    assert all(run["message"] == "answered: R-twice: check the build" for run in runs)
+    listed = json.loads(env.aimon("schedule", "list", "--json").stdout)["routines"]
+    [twice] = listed
+    assert twice["state"] == "done" and twice["runs"] == 2 and twice["totals"]["runs"] == 2
+    assert env.arrivals.empty()  # no third run
+    text = env.aimon("schedule", "runs", "twice").stdout
+    assert text.count(" ok ") == 2 and runs[0]["session_id"] in text
+    transcript = env.aimon("schedule", "runs", "twice", "--transcript").stdout
+    assert "user> R-twice: check the build" in transcript
+    assert "assistant> answered: R-twice: check the build" in transcript
+    ps = env.aimon("ps").stdout
+    assert "Routine runs" in ps and "twice: " in ps
+
+
+def test_a_restart_of_the_service_keeps_the_routine(env: Env) -> None:
+    env.aimon("schedule", "add", "hourly", "--every", "1h", "R-hourly: look")
+    before = env.call("schedule/list", {})["routines"]
+    env.stop_service()
+    assert not env.paths.socket.exists()
+    after = json.loads(env.aimon("schedule", "list", "--json").stdout)["routines"]
+    assert [(r["name"], r["next_run"], r["state"]) for r in after] == [
+        (r["name"], r["next_run"], r["state"]) for r in before]
+    assert env.aimon("schedule", "rm", "hourly").stdout == "hourly: removed\n"
+    missing = env.aimon("schedule", "rm", "hourly", check=False)
+    assert missing.returncode == 1 and "no such routine" in missing.stderr
+
+
+def test_run_now_pause_all_and_bad_input(env: Env) -> None:
+    env.aimon("schedule", "add", "manual", "--every", "1d", "R-manual: now")
+    done = env.aimon("schedule", "run", "manual")
+    assert " ok " in done.stdout and env.arrivals.get(timeout=WAIT) == "R-manual: now"
+    paused = env.aimon("schedule", "pause", "--all").stdout
+    assert paused.startswith("1 routine(s) paused")
+    [manual] = env.call("schedule/list", {})["routines"]
+    assert manual["state"] == "paused" and "kill switch" in manual["note"]
+    assert env.aimon("schedule", "resume", "manual").stdout == "manual: resumed\n"
+    bad = env.aimon("schedule", "add", "x", "--every", "1h", "--cron", "* * * * *", "p",
+                    check=False)
+    assert bad.returncode == 2 and "give one of" in bad.stderr
+    bad = env.aimon("schedule", "add", "x", "--cron", "61 * * * *", "p", check=False)
+    assert bad.returncode == 2 and "five fields" in bad.stderr
