@@ -356,7 +356,8 @@ _APPS = {"serve": serve_app, "ps": ps_app, "send": send_app, "stop": stop_app,
 def service_command(name: str, args: list[str]) -> int:
     """Run `aimon NAME ARGS`; return the exit status."""
     try:
-        _APPS[name](args, prog_name=f"aimon {name}", standalone_mode=False)
+        # Without standalone mode, click returns the code of a typer.Exit rather than raising.
+        code = _APPS[name](args, prog_name=f"aimon {name}", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.Abort:
@@ -367,4 +368,4 @@ def service_command(name: str, args: list[str]) -> int:
             sys.stderr.write(f"aimon {name}: {format_message()}\n")
             return 2
         raise
-    return 0
+    return code if isinstance(code, int) else 0
