@@ -227,10 +227,12 @@ async def print_turn(app: Application, launch: Launch, job: PrintJob, out: TextI
     """
     from aimon_cli import _startup
     from aimon_cli._print import EXIT_OUTPUT_CLOSED, OutputClosedError, exit_code, run_print
+    from aimon_cli._schedule_repl import schedule_parts
 
     store = app.store
     session_id = _target_session(launch, store)
-    registry = app.runtimes(launch.project_root, launch.flags, on_notice=notice)
+    registry = app.runtimes(launch.project_root, launch.flags, on_notice=notice,
+                            parts=schedule_parts())
     try:
         assembly, live = await _open_live(registry, store, session_id, err)
     finally:

@@ -41,8 +41,11 @@ class ReplRuntimes:
         self.flags = flags
         # The REPL is one application: it closes the runtimes it made at exit (`shutdown`).
         self.app = Application(store)
+        from aimon_cli._schedule_repl import schedule_parts
+
         self.registry: AgentRuntimeRegistry = self.app.runtimes(
-            project_root, flags, trust=questions.ask_trust, on_notice=notice)
+            project_root, flags, trust=questions.ask_trust, on_notice=notice,
+            parts=schedule_parts())  # the model's schedule_task and its two companions
         # The runtime of the current session (the REPL's permission commands act on it).
         self.assembly: AgentAssembly | None = None
         self._current: LiveSession | None = None

@@ -102,16 +102,11 @@ def _add(
     except (TriggerError, RoutineError) as exc:
         sys.stderr.write(f"aimon schedule add: {exc}\n")
         raise typer.Exit(2) from None
+    from aimon_core.scheduling import local_time
+
     done = _call("schedule/add", {**params, "replace": replace}, "aimon schedule add")
-    typer.echo(f"{done['name']}: {done['trigger_text']}, next run {_local(done['next_run'])}")
-
-
-def _local(moment: object) -> str:
-    from datetime import datetime
-
-    if not isinstance(moment, int | float) or isinstance(moment, bool):
-        return "-"
-    return datetime.fromtimestamp(moment).astimezone().isoformat(" ", "seconds")
+    typer.echo(f"{done['name']}: {done['trigger_text']}, next run "
+               f"{local_time(done['next_run'])}")
 
 
 @schedule_app.command("list")

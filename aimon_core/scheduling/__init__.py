@@ -31,7 +31,12 @@ if TYPE_CHECKING:
         SchedulingLimits,
     )
     from aimon_core.scheduling._notify import Notifier
-    from aimon_core.scheduling._report import list_lines, routine_report, runs_lines
+    from aimon_core.scheduling._report import (
+        list_lines,
+        local_time,
+        routine_report,
+        runs_lines,
+    )
     from aimon_core.scheduling._routine import (
         Routine,
         RoutineError,
@@ -57,6 +62,7 @@ if TYPE_CHECKING:
         SQLiteRoutineStore,
         SQLiteRunLog,
     )
+    from aimon_core.scheduling._tools import schedule_tools
     from aimon_core.scheduling._trigger import (
         Cron,
         Every,
@@ -88,7 +94,8 @@ _LAZY = {
     **dict.fromkeys(("AddChoice", "ScheduleCall", "TriggerChoice", "add_request",
                      "register_schedule"), "_command"),
     "Notifier": "_notify",
-    **dict.fromkeys(("list_lines", "routine_report", "runs_lines"), "_report"),
+    **dict.fromkeys(("list_lines", "local_time", "routine_report", "runs_lines"), "_report"),
+    "schedule_tools": "_tools",
     **dict.fromkeys(("MemoryRoutineStore", "MemoryRunLog", "RoutineStore", "RunLog",
                      "SQLiteRoutineStore", "SQLiteRunLog"), "_store"),
     **dict.fromkeys(("Cron", "Every", "Once", "Trigger", "TriggerError", "after", "at",
@@ -138,6 +145,7 @@ __all__ = [
     "every",
     "format_duration",
     "list_lines",
+    "local_time",
     "local_zone",
     "next_time",
     "parse_duration",
@@ -148,6 +156,7 @@ __all__ = [
     "run_from_json",
     "run_to_json",
     "runs_lines",
+    "schedule_tools",
     "trigger_from_json",
     "trigger_to_json",
 ]

@@ -166,6 +166,7 @@ async def _add(name: str, text: str, words: list[tuple[str, int]], host: Command
                call: ScheduleCall) -> CommandOutcome:
     """`/schedule add NAME OPTIONS PROMPT`: the prompt is the rest of the line, as typed."""
     from aimon_core.command import CommandOutcome
+    from aimon_core.scheduling._report import local_time
 
     options: dict[str, str] = {}
     index, prompt = 0, ""
@@ -184,12 +185,4 @@ async def _add(name: str, text: str, words: list[tuple[str, int]], host: Command
                        trigger=TriggerChoice(**options))
     done = await call("schedule/add", add_request(choice))
     return CommandOutcome.message(f"Added {name}: {done['trigger_text']}; next run "
-                                  f"{_local(done.get('next_run'))}.")
-
-
-def _local(moment: object) -> str:
-    from datetime import datetime
-
-    if not isinstance(moment, int | float) or isinstance(moment, bool):
-        return "-"
-    return datetime.fromtimestamp(moment).astimezone().isoformat(" ", "minutes")
+                                  f"{local_time(done.get('next_run'))}.")

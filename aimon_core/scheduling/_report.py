@@ -37,6 +37,13 @@ def routine_report(routine: Routine, runs: Iterable[RoutineRun],
     }
 
 
+def local_time(moment: object) -> str:
+    """Return a time (seconds since the epoch) as this machine's wall clock, to the minute."""
+    if not isinstance(moment, int | float) or isinstance(moment, bool):
+        return "-"
+    return datetime.fromtimestamp(moment).astimezone().isoformat(" ", "minutes")
+
+
 def _when(moment: object, now: float) -> str:
     if not isinstance(moment, int | float) or isinstance(moment, bool):
         return "-"

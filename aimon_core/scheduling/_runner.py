@@ -24,7 +24,7 @@ from aimon_core.scheduling._routine import Routine, RoutineRun, RunOutcome
 if TYPE_CHECKING:
     from aimon_core.agent import ExecutionResult
     from aimon_core.live import LiveSession, LiveSessionEvent
-    from aimon_core.runtime import Application
+    from aimon_core.runtime import Application, RuntimeParts
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +35,21 @@ MESSAGE_CHARS = 400
 class SessionRoutineRunner:
     """Runs routines as sessions of an application (a RoutineRunner)."""
 
-    def __init__(self, app: Application, *, holder: str = "aimon routine") -> None:
+    def __init__(self, app: Application, *, holder: str = "aimon routine",
+                 parts: RuntimeParts | None = None) -> None:
         self._app = app
         self._holder = holder
+        self._parts = parts
 
     async def __call__(self, routine: Routine, run: RoutineRun,
                        on_session: Callable[[str], None]) -> RunResult:
         """Run the routine's prompt once; return how it went."""
-        from aimon_core.runtime import RuntimeFlags, RuntimeSetupError
+        from aimon_core.runtime import RuntimeFlags, RuntimeParts, RuntimeSetupError
         from aimon_core.session import SessionError
 
         flags = RuntimeFlags(agent=routine.agent)
         registry = self._app.runtimes(Path(routine.project), flags,
+                                      parts=self._parts or RuntimeParts(),
                                       on_notice=lambda text: log.info("%s", text))
         try:
             assembly = await registry.get()

@@ -29,7 +29,7 @@ from aimon_core.scheduling import (
 from aimon_core.service._wire import ErrorCode, RemoteError
 
 if TYPE_CHECKING:
-    from aimon_core.runtime import AgentAssembly, Application
+    from aimon_core.runtime import AgentAssembly, Application, RuntimeParts
     from aimon_core.scheduling import RoutineStore, RunLog
     from aimon_core.service._paths import ServicePaths
 
@@ -38,16 +38,27 @@ SCHEDULE_METHODS: dict[str, Handler] = {}
 
 
 def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | None,
-                runs: RunLog | None, notifier: Notifier) -> SchedulingEngine:
-    """Return the service's engine on its stores (the SQLite file when none are given)."""
-    from aimon_core.scheduling import SQLiteRoutineStore, SQLiteRunLog
+                runs: RunLog | None, notifier: Notifier
+                ) -> tuple[SchedulingEngine, RuntimeParts]:
+    """Return the service's engine on its stores (the SQLite file when none are given), and
+    the parts its runtimes get: the model's three scheduling tools, answered by the engine."""
+    from aimon_core.runtime import RuntimeParts
+    from aimon_core.scheduling import SQLiteRoutineStore, SQLiteRunLog, schedule_tools
 
+    engines: list[SchedulingEngine] = []
+
+    async def call(method: str, params: Mapping[str, Any]) -> Any:
+        return await call_schedule(engines[0], method, params)
+
+    parts = RuntimeParts(tools=schedule_tools(call))
     holder = f"aimon serve {socket.gethostname()} {paths.folder}"
-    return SchedulingEngine(
+    engine = SchedulingEngine(
         routines if routines is not None else SQLiteRoutineStore(paths.database),
         runs if runs is not None else SQLiteRunLog(paths.database),
-        SessionRoutineRunner(app, holder="aimon routine"),
+        SessionRoutineRunner(app, holder="aimon routine", parts=parts),
         options=EngineOptions(holder=holder, on_run_end=notifier))
+    engines.append(engine)
+    return engine, parts
 
 
 def _method(name: str) -> Callable[[Handler], Handler]:
@@ -82,6 +93,15 @@ def register_schedule_command(engine: SchedulingEngine, assembly: AgentAssembly)
     register_schedule(assembly.commands, call)
 
 
+def _not_from_a_run(engine: SchedulingEngine, params: Mapping[str, Any]) -> None:
+    """Refuse a change asked from the session of a routine's run (a routine never makes or
+    removes routines: it could not be stopped by pausing it)."""
+    asker = params.get("from_session")
+    if asker and any(run.session_id == asker for run in engine.running()):
+        raise RemoteError(ErrorCode.INVALID_REQUEST,
+                          "a routine's run cannot schedule or cancel routines")
+
+
 def _name(params: Mapping[str, Any]) -> str:
     name = params.get("name")
     if not isinstance(name, str) or not name:
@@ -107,6 +127,7 @@ async def _add(engine: SchedulingEngine, params: Mapping[str, Any]) -> dict[str,
     data = params.get("routine")
     if not isinstance(data, Mapping):
         raise RemoteError(ErrorCode.INVALID_PARAMS, "routine must be an object")
+    _not_from_a_run(engine, params)
     routine = routine_from_json(data)
     if not _is_folder(Path(routine.project)):
         raise RemoteError(ErrorCode.INVALID_PARAMS,
@@ -173,6 +194,7 @@ async def _resume(engine: SchedulingEngine, params: Mapping[str, Any]) -> dict[s
 @_method("schedule/remove")
 async def _remove(engine: SchedulingEngine, params: Mapping[str, Any]) -> dict[str, Any]:
     name = _name(params)
+    _not_from_a_run(engine, params)
     if not await engine.remove(name):
         raise UnknownRoutineError(name)
     return {"removed": name}

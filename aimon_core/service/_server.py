@@ -167,8 +167,8 @@ class Service:
         from aimon_core.service._schedule import make_engine
 
         self.notifier = Notifier()
-        self.scheduling = make_engine(self.app, self.paths, self.stores.routines,
-                                      self.stores.runs, self.notifier)
+        self.scheduling, self.schedule_parts = make_engine(
+            self.app, self.paths, self.stores.routines, self.stores.runs, self.notifier)
 
     # -- lifecycle
 
@@ -393,7 +393,7 @@ class Service:
         from aimon_core.service._methods import register_service_commands
         from aimon_core.service._schedule import register_schedule_command
 
-        registry = self.app.runtimes(Path(project_root), flags,
+        registry = self.app.runtimes(Path(project_root), flags, parts=self.schedule_parts,
                                      on_notice=lambda text: log.info("%s", text))
         agent = None
         if session_id is not None and flags.agent is None:

@@ -19,8 +19,15 @@ from typing import Any
 
 import pytest
 
-from aimon_core.service import ServiceClient, ServicePaths
-from aimon_core.testing import LoopbackModelServer, RecordedRequest, Reply, Step
+from aimon_core.agent import ApprovalAnswer
+from aimon_core.service import ServiceClient, ServicePaths, from_wire, to_wire
+from aimon_core.testing import (
+    LoopbackModelServer,
+    RecordedRequest,
+    Reply,
+    ScriptedToolCall,
+    Step,
+)
 
 from .conftest import AIMON, aimon_env
 
@@ -40,8 +47,13 @@ class Env:
         self.paths = ServicePaths(folder=home / "data" / "service")
 
     def _respond(self, request: RecordedRequest) -> Step:
-        first = next((text for role, text in request.conversation() if role == "user"), "")
+        conversation = request.conversation()
+        first = next((text for role, text in conversation if role == "user"), "")
         self.arrivals.put(first)
+        if first.startswith("T-tool") and len(conversation) == 1:
+            return Reply(tool_calls=(ScriptedToolCall(name="schedule_task", input={
+                "name": "morning", "cron": "0 9 * * *", "timezone": "Europe/Berlin",
+                "prompt": "R-morning: review yesterday's commits"}),))
         return Reply(text=f"answered: {first}")
 
     def aimon(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -56,12 +68,13 @@ class Env:
             return client.call(method, params)
 
     def runs_until(self, name: str, count: int) -> list[dict[str, Any]]:
-        """Return the routine's runs once `count` of them have ended."""
+        """Return the routine's runs (not the skipped occurrences) once `count` have ended."""
         deadline = time.monotonic() + WAIT
         while time.monotonic() < deadline:
-            runs = self.call("schedule/runs", {"name": name})["runs"]
+            runs = [run for run in self.call("schedule/runs", {"name": name})["runs"]
+                    if run["outcome"] != "skipped"]
             if sum(run["outcome"] != "running" for run in runs) >= count:
-                return list(runs)
+                return runs
             time.sleep(0.05)  # a poll's interval, bounded by the deadline
         raise AssertionError(f"{name} did not end {count} run(s) in {WAIT} s")
 
@@ -98,7 +111,12 @@ def test_every_2s_with_max_runs_2_runs_exactly_twice_with_transcripts(env: Env) 
     assert env.arrivals.get(timeout=WAIT) == "R-twice: check the build"
     assert env.arrivals.get(timeout=WAIT) == "R-twice: check the build"
     runs = env.runs_until("twice", 2)
+    # A first run slower than 2 s (the runtime is built) makes the next occurrence skipped,
+    # never overlapping: still two runs.
     assert [run["outcome"] for run in runs] == ["ok", "ok"]
+    skipped = [run for run in env.call("schedule/runs", {"name": "twice"})["runs"]
+               if run["outcome"] == "skipped"]
+    assert all("still running" in run["message"] for run in skipped)
     assert len({run["session_id"] for run in runs}) == 2
     assert all(run["message"] == "answered: R-twice: check the build" for run in runs)
     listed = json.loads(env.aimon("schedule", "list", "--json").stdout)["routines"]
@@ -141,3 +159,36 @@ def test_run_now_pause_all_and_bad_input(env: Env) -> None:
     assert bad.returncode == 2 and "give one of" in bad.stderr
     bad = env.aimon("schedule", "add", "x", "--cron", "61 * * * *", "p", check=False)
     assert bad.returncode == 2 and "five fields" in bad.stderr
+
+
+def test_schedule_task_called_by_the_model_asks_first(env: Env) -> None:
+    assert env.aimon("schedule", "list").stdout.startswith("No routines")  # starts the service
+    with ServiceClient.connect(env.paths, client_name="test") as client:
+        opened = client.call("session/new", {"cwd": str(env.project)})
+        session_id = opened["session_id"]
+        client.call("session/attach", {"session_id": session_id, "replay": False})
+        client.call("session/send", {"session_id": session_id, "text": "T-tool: every morning"})
+        deadline = time.monotonic() + WAIT
+        request = None
+        while request is None and time.monotonic() < deadline:
+            message = client.receive()
+            params = getattr(message, "params", {})
+            if getattr(message, "method", "") == "session/event":
+                event = from_wire(params["event"])
+                if type(event).__name__ == "ApprovalRequested":
+                    request = event.request
+        assert request is not None, "no question was asked"
+        assert request.tool_name == "schedule_task"
+        assert request.label == ("schedule_task(morning, cron 0 9 * * *: R-morning: review "
+                                 "yesterday's commits)")
+        assert env.call("schedule/list", {})["routines"] == []  # nothing before the answer
+        assert client.call("session/answer", {
+            "session_id": session_id, "request_id": request.id,
+            "answer": to_wire(ApprovalAnswer(allowed=True))})["accepted"]
+    runs_deadline = time.monotonic() + WAIT
+    while not (routines := env.call("schedule/list", {})["routines"]):
+        assert time.monotonic() < runs_deadline, "the routine was not added"
+        time.sleep(0.05)  # a poll's interval, bounded by the deadline
+    [morning] = routines
+    assert morning["trigger"] == {"cron": "0 9 * * *", "zone": "Europe/Berlin"}
+    assert morning["project"] == str(env.project.resolve())
