@@ -215,6 +215,61 @@ def _rm(name: Annotated[str, typer.Argument(help="The routine.")]) -> None:
     typer.echo(f"{name}: removed")
 
 
+@schedule_app.command("load")
+def _load(
+    project: Annotated[Path | None, typer.Option("--project", metavar="DIR", help="The "
+                                                 "project folder (default: here).")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Trust them without asking.")] = False,
+) -> None:
+    """Schedule the project's .aimon/routines/*.md, once you trust what they run."""
+    from aimon_core.scheduling import describe, local_zone
+    from aimon_core.scheduling._files import read_routine_files, trust_files, trusted_items
+
+    folder = (project or Path.cwd()).resolve()
+    files, problems = read_routine_files(folder, local=local_zone())
+    for problem in problems:
+        sys.stderr.write(f"aimon: skipped {problem}\n")
+    listed = _call("schedule/list", {}, "aimon schedule load")["routines"]
+    scheduled = {r["origin"]: r for r in listed if r.get("origin")}
+    fresh = [f for f in files if scheduled.get(str(f.path), {}).get("origin_item") != f.item]
+    taken = {r["name"]: r.get("origin") for r in listed}
+    clashes = [f.routine.name for f in fresh
+               if f.routine.name in taken and taken[f.routine.name] != str(f.path)]
+    if clashes:
+        sys.stderr.write(f"aimon: a routine not from this file has the name: "
+                         f"{', '.join(clashes)} (rename the file, or aimon schedule rm)\n")
+        raise typer.Exit(1)
+    trusted = trusted_items(folder)
+    asking = [f for f in fresh if f.item not in trusted]
+    for routine_file in fresh:
+        mark = "new or changed" if routine_file in asking else "trusted"
+        routine = routine_file.routine
+        typer.echo(f"{routine.name} ({routine_file.path.relative_to(folder)}, {mark}): "
+                   f"{describe(routine.trigger)}: {' '.join(routine.prompt.split())[:100]}")
+    if asking and not yes:
+        if not sys.stdin.isatty():
+            sys.stderr.write("aimon: these run prompts by themselves with this project's "
+                             "rules; trust them with --yes (or run this in a terminal)\n")
+            raise typer.Exit(1)
+        if not typer.confirm(f"Trust and schedule {len(asking)} routine file(s)? They run "
+                             "their prompts by themselves with this project's rules"):
+            raise typer.Exit(1)
+    if asking:
+        trust_files(folder, asking)
+    from aimon_core.scheduling import routine_to_json
+
+    for routine_file in fresh:
+        _call("schedule/add", {"routine": routine_to_json(routine_file.routine),
+                               "replace": True}, "aimon schedule load")
+    root = str(folder / ".aimon" / "routines")
+    gone = [r["name"] for origin, r in scheduled.items()
+            if origin.startswith(root) and origin not in {str(f.path) for f in files}]
+    for name in gone:
+        _call("schedule/remove", {"name": name}, "aimon schedule load")
+    typer.echo(f"{len(fresh)} scheduled, {len(files) - len(fresh)} unchanged, "
+               f"{len(gone)} removed (their files are gone)")
+
+
 def schedule_command(args: list[str]) -> int:
     """Run `aimon schedule ARGS`; return the exit status."""
     try:

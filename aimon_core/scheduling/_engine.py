@@ -93,6 +93,9 @@ class EngineOptions:
     limits: SchedulingLimits = field(default_factory=SchedulingLimits)
     holder: str = "aimon"
     on_run_end: RunListener | None = None
+    # Tells why a due routine may not run ("": it may); such a routine is paused with that
+    # note. The service's checks a file's routine against its file and its trust.
+    vet: Callable[[Routine], str] | None = None
 
 
 class SchedulingEngine:
@@ -264,6 +267,14 @@ class SchedulingEngine:
         due = routine.next_run
         assert due is not None
         limits = self.options.limits
+        vet = self.options.vet
+        why = await asyncio.to_thread(vet, routine) if vet is not None else ""
+        if why:
+            await asyncio.to_thread(self.routines.change, routine.name, lambda stored: replace(
+                stored, state=RoutineState.PAUSED, note=why)
+                if stored.state is RoutineState.ACTIVE else None)
+            log.warning("routine %s: %s", routine.name, why)
+            return None
         skip = await self._skip_reason(routine, now)
         decided: list[str] = []
 

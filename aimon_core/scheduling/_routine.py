@@ -92,6 +92,7 @@ class Routine:
             missed occurrences run once, coalesced, when the service is back).
         origin: where the definition comes from: "" (a command or a tool) or the path of a
             `.aimon/routines/*.md` file.
+        origin_item: the trust digest of that file as it read when it was scheduled.
         next_run: when it runs next (None: not scheduled).
         runs: runs started so far.
         failures: failed runs in a row.
@@ -108,6 +109,7 @@ class Routine:
     limits: RoutineLimits = field(default_factory=RoutineLimits)
     skip_missed: bool = False
     origin: str = ""
+    origin_item: str = ""
     created: float = 0.0
     state: RoutineState = RoutineState.ACTIVE
     next_run: float | None = None
@@ -180,7 +182,8 @@ def routine_to_json(routine: Routine) -> dict[str, Any]:
         "name": routine.name, "trigger": trigger_to_json(routine.trigger),
         "prompt": routine.prompt, "project": routine.project, "agent": routine.agent,
         "session": routine.session, "skip_missed": routine.skip_missed,
-        "origin": routine.origin, "created": routine.created,
+        "origin": routine.origin, "origin_item": routine.origin_item,
+        "created": routine.created,
         "limits": {"max_runs": limits.max_runs, "max_cost_usd": limits.max_cost_usd,
                    "max_tokens": limits.max_tokens, "runs_per_day": limits.runs_per_day,
                    "cost_per_day_usd": limits.cost_per_day_usd,
@@ -208,7 +211,9 @@ def routine_from_json(data: Mapping[str, Any]) -> Routine:
             project=_text(data, "project", None) or _missing(name, "project"),
             agent=_text(data, "agent", None), session=_text(data, "session", None),
             limits=limits, skip_missed=data.get("skip_missed") is True,
-            origin=_text(data, "origin", "") or "", created=float(data.get("created") or 0),
+            origin=_text(data, "origin", "") or "",
+            origin_item=_text(data, "origin_item", "") or "",
+            created=float(data.get("created") or 0),
             state=RoutineState(data.get("state", "active")),
             next_run=_amount(data.get("next_run")), runs=int(data.get("runs") or 0),
             failures=int(data.get("failures") or 0),

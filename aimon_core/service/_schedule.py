@@ -44,6 +44,7 @@ def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | 
     the parts its runtimes get: the model's three scheduling tools, answered by the engine."""
     from aimon_core.runtime import RuntimeParts
     from aimon_core.scheduling import SQLiteRoutineStore, SQLiteRunLog, schedule_tools
+    from aimon_core.scheduling._files import vet_origin
 
     engines: list[SchedulingEngine] = []
 
@@ -56,7 +57,7 @@ def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | 
         routines if routines is not None else SQLiteRoutineStore(paths.database),
         runs if runs is not None else SQLiteRunLog(paths.database),
         SessionRoutineRunner(app, holder="aimon routine", parts=parts),
-        options=EngineOptions(holder=holder, on_run_end=notifier))
+        options=EngineOptions(holder=holder, on_run_end=notifier, vet=vet_origin))
     engines.append(engine)
     return engine, parts
 
@@ -132,6 +133,12 @@ async def _add(engine: SchedulingEngine, params: Mapping[str, Any]) -> dict[str,
     if not _is_folder(Path(routine.project)):
         raise RemoteError(ErrorCode.INVALID_PARAMS,
                           f"project {routine.project!r} is not an absolute folder")
+    if routine.origin:  # a file's routine: scheduled only as its trusted file reads now
+        from aimon_core.scheduling._files import vet_origin
+
+        why = await asyncio.to_thread(vet_origin, routine)
+        if why:
+            raise RemoteError(ErrorCode.INVALID_PARAMS, why.removeprefix("paused: "))
     added = await engine.add(routine, replace_existing=params.get("replace") is True)
     return routine_report(added, ())
 

@@ -192,3 +192,23 @@ def test_schedule_task_called_by_the_model_asks_first(env: Env) -> None:
     [morning] = routines
     assert morning["trigger"] == {"cron": "0 9 * * *", "zone": "Europe/Berlin"}
     assert morning["project"] == str(env.project.resolve())
+
+
+def test_routine_files_are_scheduled_once_trusted(env: Env) -> None:
+    folder = env.project / ".aimon" / "routines"
+    folder.mkdir(parents=True)
+    (folder / "daily.md").write_text("---\nevery: 1d\nmax-cost: 0.2\n---\nR-daily: look\n")
+    refused = env.aimon("schedule", "load", check=False)  # no terminal to ask in
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert env.call("schedule/list", {})["routines"] == []
+    loaded = env.aimon("schedule", "load", "--yes").stdout
+    assert "daily (.aimon/routines/daily.md, new or changed): every 1d: R-daily: look" in loaded
+    assert loaded.endswith("1 scheduled, 0 unchanged, 0 removed (their files are gone)\n")
+    [daily] = env.call("schedule/list", {})["routines"]
+    assert daily["origin"] == str(folder / "daily.md") and daily["limits"]["max_cost_usd"] == 0.2
+    again = env.aimon("schedule", "load").stdout  # nothing new: nothing asked
+    assert again.endswith("0 scheduled, 1 unchanged, 0 removed (their files are gone)\n")
+    (folder / "daily.md").unlink()
+    gone = env.aimon("schedule", "load").stdout
+    assert gone.endswith("0 scheduled, 0 unchanged, 1 removed (their files are gone)\n")
+    assert env.call("schedule/list", {})["routines"] == []
