@@ -15,13 +15,7 @@ from typing import TYPE_CHECKING
 from aimon_core._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from aimon_core.scheduling._command import (
-        AddChoice,
-        ScheduleCall,
-        TriggerChoice,
-        add_request,
-        register_schedule,
-    )
+    from aimon_core.scheduling._command import ScheduleCall, register_schedule
     from aimon_core.scheduling._engine import (
         EngineOptions,
         RoutineRunner,
@@ -37,6 +31,7 @@ if TYPE_CHECKING:
         routine_report,
         runs_lines,
     )
+    from aimon_core.scheduling._request import AddChoice, TriggerChoice, add_request
     from aimon_core.scheduling._routine import (
         Routine,
         RoutineError,
@@ -91,8 +86,8 @@ _LAZY = {
                      "routine_to_json", "run_from_json", "run_to_json", "trigger_from_json",
                      "trigger_to_json"), "_routine"),
     "SessionRoutineRunner": "_runner",
-    **dict.fromkeys(("AddChoice", "ScheduleCall", "TriggerChoice", "add_request",
-                     "register_schedule"), "_command"),
+    **dict.fromkeys(("ScheduleCall", "register_schedule"), "_command"),
+    **dict.fromkeys(("AddChoice", "TriggerChoice", "add_request"), "_request"),
     "Notifier": "_notify",
     **dict.fromkeys(("list_lines", "local_time", "routine_report", "runs_lines"), "_report"),
     "schedule_tools": "_tools",

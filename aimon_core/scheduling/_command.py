@@ -1,91 +1,22 @@
-"""`/schedule`: the routines from inside a session, and the request that adds one.
+"""`/schedule`: the routines from inside a session.
 
 The command speaks to the scheduling engine through the service protocol's `schedule/*`
 methods (`ScheduleCall`): in a session the service hosts, straight to its handlers; in the
-REPL, through a client of the service. `add_request` turns what a person typed (the command
-line's `aimon schedule add`, or `/schedule add`) into the routine the service is sent: the
-trigger is read here, in the person's time zone and at the person's now.
+REPL, through a client of the service. Registering it loads nothing more: the REPL starts
+with it (what a call needs is imported when it runs).
 """
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from aimon_core.scheduling._routine import (
-    Routine,
-    RoutineLimits,
-    check_name,
-    routine_to_json,
-)
-from aimon_core.scheduling._trigger import Trigger, TriggerError, after, at, cron, every
 
 if TYPE_CHECKING:
     from aimon_core.command import CommandHost, CommandOutcome, CommandRegistry
 
 # Calls one `schedule/*` method of the service protocol; returns its result, raises on error.
 ScheduleCall = Callable[[str, Mapping[str, Any]], Awaitable[Any]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TriggerChoice:
-    """The trigger options a person gave: exactly one of them."""
-
-    cron: str | None = None
-    every: str | None = None
-    at: str | None = None
-    in_: str | None = None
-    zone: str | None = None
-
-    def trigger(self, now: float, local: str) -> Trigger:
-        """Return the trigger chosen; raise TriggerError if not exactly one was given."""
-        given = [name for name, value in (("--cron", self.cron), ("--every", self.every),
-                                          ("--at", self.at), ("--in", self.in_))
-                 if value is not None]
-        if len(given) != 1:
-            raise TriggerError(" ".join(given), "give one of --cron, --every, --at, --in")
-        zone = self.zone or local
-        if self.cron is not None:
-            return cron(self.cron, zone)
-        if self.every is not None:
-            return every(self.every)
-        if self.at is not None:
-            return at(self.at, zone)
-        assert self.in_ is not None
-        return after(self.in_, now)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddChoice:
-    """What `schedule add` was given besides the trigger."""
-
-    name: str
-    prompt: str
-    project: str
-    trigger: TriggerChoice
-    agent: str | None = None
-    session: str | None = None
-    limits: RoutineLimits = field(default_factory=RoutineLimits)
-    skip_missed: bool = False
-
-
-def add_request(choice: AddChoice, *, now: float | None = None, local: str | None = None
-                ) -> dict[str, Any]:
-    """Return the `schedule/add` params for `choice`; raise TriggerError or RoutineError."""
-    from aimon_core.scheduling._trigger import local_zone
-
-    now = time.time() if now is None else now
-    prompt = choice.prompt.strip()
-    if not prompt:
-        raise TriggerError(choice.prompt, "a routine needs a prompt")
-    routine = Routine(name=check_name(choice.name), prompt=prompt,
-                      trigger=choice.trigger.trigger(now, local or local_zone()),
-                      project=choice.project, agent=choice.agent, session=choice.session,
-                      limits=choice.limits, skip_missed=choice.skip_missed)
-    return {"routine": routine_to_json(routine)}
 
 
 _USAGE = ("/schedule [list | runs NAME | run NAME | pause NAME|--all | resume NAME | rm NAME "
@@ -112,6 +43,7 @@ async def run_schedule(args: str, host: CommandHost, call: ScheduleCall) -> Comm
     """Carry out `/schedule ARGS`."""
     from aimon_core.command import CommandOutcome
     from aimon_core.scheduling._report import list_lines, runs_lines
+    from aimon_core.scheduling._trigger import TriggerError
 
     words = _words(args)
     verb, rest = (words[0][0], [word for word, _ in words[1:]]) if words else ("list", [])
@@ -167,6 +99,7 @@ async def _add(name: str, text: str, words: list[tuple[str, int]], host: Command
     """`/schedule add NAME OPTIONS PROMPT`: the prompt is the rest of the line, as typed."""
     from aimon_core.command import CommandOutcome
     from aimon_core.scheduling._report import local_time
+    from aimon_core.scheduling._request import AddChoice, TriggerChoice, add_request
 
     options: dict[str, str] = {}
     index, prompt = 0, ""

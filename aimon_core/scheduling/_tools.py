@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aimon_core.scheduling._command import AddChoice, ScheduleCall, TriggerChoice, add_request
-from aimon_core.scheduling._report import local_time
-from aimon_core.scheduling._routine import RoutineLimits
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolResult
+
+if TYPE_CHECKING:
+    from aimon_core.scheduling._command import ScheduleCall
 
 SCHEDULE_TASK = "schedule_task"
 LIST_SCHEDULED_TASKS = "list_scheduled_tasks"
@@ -69,6 +69,10 @@ def schedule_tools(call: ScheduleCall) -> tuple[Tool, ...]:
     """Return the three tools, speaking through `call`."""
 
     async def schedule(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
+        from aimon_core.scheduling._report import local_time
+        from aimon_core.scheduling._request import AddChoice, TriggerChoice, add_request
+        from aimon_core.scheduling._routine import RoutineLimits
+
         raw = tool_input.raw
         choice = AddChoice(
             name=str(raw["name"]), prompt=str(raw["prompt"]), project=str(ctx.project_root),
