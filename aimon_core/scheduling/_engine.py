@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from types import TracebackType
@@ -455,4 +454,7 @@ class SchedulingEngine:
 
 
 def _run_id() -> str:
-    return f"run-{uuid.uuid4().hex[:12]}"
+    """Return a run's id: an execution with no session of a person's has an ExecutionId."""
+    from aimon_core.agent import new_execution_id
+
+    return str(new_execution_id())
