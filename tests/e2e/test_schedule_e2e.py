@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import select
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from aimon_core.testing import (
     RecordedRequest,
     Reply,
     ScriptedToolCall,
+    StallStream,
     Step,
 )
 
@@ -50,6 +52,9 @@ class Env:
         conversation = request.conversation()
         first = next((text for role, text in conversation if role == "user"), "")
         self.arrivals.put(first)
+        if first.startswith("R-stall"):
+            return StallStream(reply=Reply(text="slow"), after_events=2, seconds=WAIT,
+                               released=True)
         if first.startswith("T-tool") and len(conversation) == 1:
             return Reply(tool_calls=(ScriptedToolCall(name="schedule_task", input={
                 "name": "morning", "cron": "0 9 * * *", "timezone": "Europe/Berlin",
@@ -212,3 +217,24 @@ def test_routine_files_are_scheduled_once_trusted(env: Env) -> None:
     gone = env.aimon("schedule", "load").stdout
     assert gone.endswith("0 scheduled, 0 unchanged, 1 removed (their files are gone)\n")
     assert env.call("schedule/list", {})["routines"] == []
+
+
+def test_a_service_killed_mid_run_leaves_the_run_interrupted(env: Env) -> None:
+    env.aimon("schedule", "add", "stall", "--every", "1d", "R-stall: think long")
+    started = env.aimon("schedule", "run", "stall", "--detach").stdout
+    assert started.startswith("stall: started exec-")
+    assert env.arrivals.get(timeout=WAIT) == "R-stall: think long"  # the run is mid-answer
+    [running] = env.call("schedule/runs", {"name": "stall"})["runs"]
+    assert running["outcome"] == "running" and running["session_id"]
+    pid = int(env.paths.lock.read_text().split()[0])
+    fd = os.pidfd_open(pid)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        assert select.select([fd], [], [], WAIT)[0], "the service did not die"
+    finally:
+        os.close(fd)
+    env.server.release()
+    [after] = json.loads(env.aimon("schedule", "runs", "stall", "--json").stdout)["runs"]
+    assert after["id"] == running["id"] and after["outcome"] == "interrupted"
+    assert after["session_id"] == running["session_id"]
+    assert after["message"] == "the service stopped while it ran"
