@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RunResult,
         SchedulingEngine,
         SchedulingLimits,
+        limits_from_settings,
     )
     from aimon_core.scheduling._notify import Notifier
     from aimon_core.scheduling._report import (
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
 # engine, and the engine loads no runtime until a routine runs.
 _LAZY = {
     **dict.fromkeys(("EngineOptions", "RoutineRunner", "RunListener", "RunResult",
-                     "SchedulingEngine", "SchedulingLimits"), "_engine"),
+                     "SchedulingEngine", "SchedulingLimits", "limits_from_settings"), "_engine"),
     **dict.fromkeys(("Routine", "RoutineError", "RoutineLimits", "RoutineRun", "RoutineState",
                      "RunOutcome", "UnknownRoutineError", "check_name", "routine_from_json",
                      "routine_to_json", "run_from_json", "run_to_json", "trigger_from_json",
@@ -139,6 +140,7 @@ __all__ = [
     "describe",
     "every",
     "format_duration",
+    "limits_from_settings",
     "list_lines",
     "local_time",
     "local_zone",

@@ -79,6 +79,29 @@ class SchedulingLimits:
     max_sleep_seconds: float = 60.0
 
 
+_SETTING_NAMES = {"maxConcurrent": "max_concurrent", "runsPerDay": "runs_per_day",
+                  "costPerDayUsd": "cost_per_day_usd"}
+
+
+def limits_from_settings(block: object) -> tuple[SchedulingLimits, list[str]]:
+    """Return the limits a settings block gives (`maxConcurrent`, `runsPerDay`,
+    `costPerDayUsd`), and what in it was not understood (those keep their defaults)."""
+    if not isinstance(block, dict):
+        return SchedulingLimits(), ["must be an object; defaults apply"]
+    values: dict[str, float | int] = {}
+    problems: list[str] = []
+    for key, value in block.items():
+        name = _SETTING_NAMES.get(key)
+        if name is None:
+            problems.append(f"{key}: unknown key")
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0 \
+                or (name != "cost_per_day_usd" and (not isinstance(value, int) or value < 1)):
+            problems.append(f"{key}: must be a number above 0")
+        else:
+            values[name] = value
+    return replace(SchedulingLimits(), **values), problems  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineOptions:
     """How an engine runs.

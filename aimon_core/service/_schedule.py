@@ -30,7 +30,7 @@ from aimon_core.service._wire import ErrorCode, RemoteError
 
 if TYPE_CHECKING:
     from aimon_core.runtime import AgentAssembly, Application, RuntimeParts
-    from aimon_core.scheduling import RoutineStore, RunLog
+    from aimon_core.scheduling import RoutineStore, RunLog, SchedulingLimits
     from aimon_core.service._paths import ServicePaths
 
 Handler = Callable[[SchedulingEngine, Mapping[str, Any]], Awaitable[Any]]
@@ -38,7 +38,7 @@ SCHEDULE_METHODS: dict[str, Handler] = {}
 
 
 def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | None,
-                runs: RunLog | None, notifier: Notifier
+                runs: RunLog | None, notifier: Notifier, limits: SchedulingLimits
                 ) -> tuple[SchedulingEngine, RuntimeParts]:
     """Return the service's engine on its stores (the SQLite file when none are given), and
     the parts its runtimes get: the model's three scheduling tools, answered by the engine."""
@@ -57,7 +57,8 @@ def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | 
         routines if routines is not None else SQLiteRoutineStore(paths.database),
         runs if runs is not None else SQLiteRunLog(paths.database),
         SessionRoutineRunner(app, holder="aimon routine", parts=parts),
-        options=EngineOptions(holder=holder, on_run_end=notifier, vet=vet_origin))
+        options=EngineOptions(holder=holder, on_run_end=notifier, vet=vet_origin,
+                              limits=limits))
     engines.append(engine)
     return engine, parts
 

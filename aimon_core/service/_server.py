@@ -168,7 +168,8 @@ class Service:
 
         self.notifier = Notifier()
         self.scheduling, self.schedule_parts = make_engine(
-            self.app, self.paths, self.stores.routines, self.stores.runs, self.notifier)
+            self.app, self.paths, self.stores.routines, self.stores.runs, self.notifier,
+            options.settings.routines)
 
     # -- lifecycle
 

@@ -1,19 +1,25 @@
 """The service's settings: the `service` block of the user's settings file.
 
-    {"service": {"idleMinutes": 30, "rewake": true}}
+    {"service": {"idleMinutes": 30, "rewake": true,
+                 "routines": {"maxConcurrent": 2, "runsPerDay": 48, "costPerDayUsd": 5}}}
 
 `idleMinutes`: how long the service waits with no client connected and no session working
 before it exits (default 30; 0: never). `rewake`: wake a session when its background work
-finishes while it is idle (default true). Only the user's file counts: the service is the
-user's, not a project's.
+finishes while it is idle (default true). `routines`: the limits over all routines (runs at
+once, runs and cost in any 24 hours; `aimon_core.scheduling.limits_from_settings`). Only the
+user's file counts: the service is the user's, not a project's.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aimon_core.scheduling import SchedulingLimits
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +32,13 @@ class ServiceSettings:
 
     idle_seconds: float = DEFAULT_IDLE_MINUTES * 60
     rewake: bool = True
+    routines: SchedulingLimits = field(default_factory=lambda: _limits())
+
+
+def _limits() -> SchedulingLimits:
+    from aimon_core.scheduling import SchedulingLimits
+
+    return SchedulingLimits()
 
 
 def service_settings(path: Path | None = None) -> tuple[ServiceSettings, list[str]]:
@@ -57,6 +70,12 @@ def service_settings(path: Path | None = None) -> tuple[ServiceSettings, list[st
         settings = ServiceSettings(idle_seconds=settings.idle_seconds, rewake=rewake)
     else:
         problems.append(f"{path}: service.rewake must be true or false")
+    if "routines" in block:
+        from aimon_core.scheduling import limits_from_settings
+
+        limits, wrong = limits_from_settings(block["routines"])
+        settings = replace(settings, routines=limits)
+        problems.extend(f"{path}: service.routines: {text}" for text in wrong)
     problems.extend(f"{path}: service.{key}: unknown key" for key in block
-                    if key not in ("idleMinutes", "rewake"))
+                    if key not in ("idleMinutes", "rewake", "routines"))
     return settings, problems

@@ -336,3 +336,27 @@ async def test_two_engines_on_one_database_run_each_occurrence_once() -> None:
     assert len(runs) == 20 and len(runner.calls) == 20
     assert len({run.scheduled_for for run in runs}) == 20
     assert all(run.outcome is RunOutcome.OK for run in runs)
+
+
+def test_limits_for_all_routines_come_from_the_user_settings(tmp_path: Path) -> None:
+    import json
+
+    from aimon_core.scheduling import limits_from_settings
+    from aimon_core.service import service_settings
+
+    limits, problems = limits_from_settings({"maxConcurrent": 1, "runsPerDay": 48,
+                                             "costPerDayUsd": 2.5})
+    assert (limits.max_concurrent, limits.runs_per_day, limits.cost_per_day_usd) == (1, 48, 2.5)
+    assert problems == []
+    limits, problems = limits_from_settings({"maxConcurrent": 0, "runsPerDay": 1.5,
+                                             "costPerDayUsd": True, "often": 3})
+    assert limits == SchedulingLimits()
+    assert problems == ["maxConcurrent: must be a number above 0",
+                        "runsPerDay: must be a number above 0",
+                        "costPerDayUsd: must be a number above 0", "often: unknown key"]
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps({"service": {"idleMinutes": 5,
+                                            "routines": {"costPerDayUsd": 3}}}))
+    settings, problems = service_settings(path)
+    assert settings.idle_seconds == 300 and settings.routines.cost_per_day_usd == 3
+    assert problems == []
