@@ -165,6 +165,9 @@ async def _open_live(registry: AgentRuntimeRegistry, store: SessionStore,
     if session_id is not None and registry.flags.agent is None:
         agent = await asyncio.to_thread(agent_of_session, store, session_id)
     assembly = await registry.get(agent)
+    from aimon_cli._schedule_repl import register_schedule_here
+
+    register_schedule_here(assembly.commands)  # `aimon -p /schedule` lists the routines
     pending = assembly.settings.pending_trust
     if pending is not None:
         err.write("aimon: this folder's settings are not trusted yet, so these are held "
