@@ -96,8 +96,10 @@ class Env:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
-    home, project = tmp_path / "home", tmp_path / "project"
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    # A short folder: the service's socket path must fit a unix socket's 107 bytes.
+    folder = tmp_path_factory.mktemp("sch")
+    home, project = folder / "home", folder / "project"
     (home / "config").mkdir(parents=True)
     project.mkdir()
     (home / "config" / "settings.json").write_text(json.dumps({"service": {"idleMinutes": 0}}))
