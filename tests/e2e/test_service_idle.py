@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
+
+import pytest
 
 from aimon_core.service import ServiceClient, ServicePaths
 
 from .conftest import AIMON
 
 
-def test_the_service_leaves_when_idle(tmp_path: Path) -> None:
+def test_the_service_leaves_when_idle(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A short folder: the socket path must fit a unix socket's 107 bytes under any TMPDIR.
+    tmp_path = tmp_path_factory.mktemp("idle")
     env = {**os.environ, "AIMON_HOME": str(tmp_path)}
     read_end, write_end = os.pipe()
     serve = subprocess.Popen([AIMON, "serve", "--idle-minutes", "0.01", "--ready-fd",
