@@ -14,15 +14,14 @@ protocols and passes the same contract suite (`aimon_core.testing.RoutineStoreCo
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from aimon_core._sqlite import SQLiteFile
 from aimon_core.scheduling._routine import (
     Routine,
     RoutineError,
@@ -180,31 +179,13 @@ CREATE INDEX IF NOT EXISTS routine_runs_started ON routine_runs (routine, starte
 """
 
 
-class _Database:
-    """One SQLite file, opened per call (no connection crosses threads)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._ready = False
-
-    @contextlib.contextmanager
-    def connect(self) -> Iterator[sqlite3.Connection]:
-        connection = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
-        try:
-            if not self._ready:
-                connection.executescript(_SCHEMA)
-                self._ready = True
-            yield connection
-        finally:
-            connection.close()
-
 
 class SQLiteRoutineStore:
     """A RoutineStore in a SQLite file: routines survive restarts; `change` holds the
     database's write lock from its read to its write (BEGIN IMMEDIATE)."""
 
     def __init__(self, path: Path) -> None:
-        self._db = _Database(path)
+        self._db = SQLiteFile(path, _SCHEMA)
 
     def put(self, routine: Routine, *, replace_existing: bool = False) -> None:
         """Store a routine."""
@@ -258,7 +239,7 @@ class SQLiteRunLog:
     """A RunLog in a SQLite file."""
 
     def __init__(self, path: Path) -> None:
-        self._db = _Database(path)
+        self._db = SQLiteFile(path, _SCHEMA)
 
     def begin(self, run: RoutineRun) -> None:
         """Record a run that starts."""

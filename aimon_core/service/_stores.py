@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from aimon_core._sqlite import SQLiteFile
 
 Clock = Callable[[], float]
 
@@ -203,30 +204,12 @@ CREATE TABLE IF NOT EXISTS idempotency (
 """
 
 
-class _Database:
-    """One SQLite file, opened per call (the calls are few; no connection crosses threads)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._ready = False
-
-    @contextlib.contextmanager
-    def connect(self) -> Iterator[sqlite3.Connection]:
-        connection = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
-        try:
-            if not self._ready:
-                connection.executescript(_SCHEMA)
-                self._ready = True
-            yield connection
-        finally:
-            connection.close()
-
 
 class SQLiteInbox:
     """A SessionInbox in a SQLite file: what was delivered survives a crash of the service."""
 
     def __init__(self, path: Path, clock: Clock = time.time) -> None:
-        self._db = _Database(path)
+        self._db = SQLiteFile(path, _SCHEMA)
         self._clock = clock
 
     def deliver(self, session_id: str, text: str, *, sender: str = "") -> InboxItem:
@@ -267,7 +250,7 @@ class SQLiteIdempotencyStore:
     """An IdempotencyStore in a SQLite file (the keys survive a crash of the service)."""
 
     def __init__(self, path: Path, clock: Clock = time.time) -> None:
-        self._db = _Database(path)
+        self._db = SQLiteFile(path, _SCHEMA)
         self._clock = clock
 
     def claim(self, scope: str, key: str, outcome: Mapping[str, Any]
