@@ -20,7 +20,6 @@ if TYPE_CHECKING:
         EngineOptions,
         RoutineRunner,
         RunListener,
-        RunResult,
         SchedulingEngine,
         SchedulingLimits,
         limits_from_settings,
@@ -80,8 +79,8 @@ if TYPE_CHECKING:
 # Names load on first use: the command line's `aimon schedule` reads triggers without the
 # engine, and the engine loads no runtime until a routine runs.
 _LAZY = {
-    **dict.fromkeys(("EngineOptions", "RoutineRunner", "RunListener", "RunResult",
-                     "SchedulingEngine", "SchedulingLimits", "limits_from_settings"), "_engine"),
+    **dict.fromkeys(("EngineOptions", "RoutineRunner", "RunListener", "SchedulingEngine",
+                     "SchedulingLimits", "limits_from_settings"), "_engine"),
     **dict.fromkeys(("Routine", "RoutineError", "RoutineLimits", "RoutineRun", "RoutineState",
                      "RunOutcome", "UnknownRoutineError", "check_name", "routine_from_json",
                      "routine_to_json", "run_from_json", "run_to_json", "trigger_from_json",
@@ -120,7 +119,6 @@ __all__ = [
     "RunListener",
     "RunLog",
     "RunOutcome",
-    "RunResult",
     "SQLiteRoutineStore",
     "SQLiteRunLog",
     "ScheduleCall",

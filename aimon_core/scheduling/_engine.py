@@ -40,21 +40,9 @@ log = logging.getLogger(__name__)
 DAY = 86400.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunResult:
-    """What a runner tells of a run it carried out."""
-
-    outcome: RunOutcome
-    session_id: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    refusals: int = 0
-    message: str = ""
-
-
-# Carries out one run of a routine; told the session's id as soon as it has one.
-RoutineRunner = Callable[[Routine, RoutineRun, Callable[[str], None]], Awaitable[RunResult]]
+# Carries out one run of a routine (told the session's id as soon as it has one) and returns
+# the run it was given with how it went: outcome, session, tokens, cost, refusals, message.
+RoutineRunner = Callable[[Routine, RoutineRun, Callable[[str], None]], Awaitable[RoutineRun]]
 # Told each run that ended (finished, failed, interrupted or skipped), with its routine.
 RunListener = Callable[[Routine, RoutineRun], None]
 
@@ -391,12 +379,9 @@ class SchedulingEngine:
             self.log.end(run)  # quick: one row; the transcript is listed while it runs
 
         try:
-            result = await self._runner(routine, run, on_session)
-            run = replace(run, finished=self._now(), outcome=result.outcome,
-                          session_id=result.session_id or run.session_id,
-                          input_tokens=result.input_tokens, output_tokens=result.output_tokens,
-                          cost_usd=result.cost_usd, refusals=result.refusals,
-                          message=result.message)
+            done = await self._runner(routine, run, on_session)
+            run = replace(done, id=run.id, routine=run.routine, holder=run.holder,
+                          session_id=done.session_id or run.session_id, finished=self._now())
         except asyncio.CancelledError:
             run = interrupted(replace(run, message="interrupted"), self._now())
             raise

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from aimon_core.scheduling._routine import Routine, RoutineLimits, check_name
+from aimon_core.scheduling._routine import Routine, RoutineLimits, amount, check_name, whole
 from aimon_core.scheduling._trigger import Trigger, TriggerError, at, cron, every
 
 ROUTINES_FOLDER = Path(".aimon") / "routines"
@@ -96,10 +96,10 @@ def parse_routine_file(path: Path, text: str, *, project: str, local: str) -> Ro
         name=name, trigger=_trigger(data, local), prompt=prompt, project=project,
         agent=_text(data, "agent"), session=_text(data, "session"),
         limits=RoutineLimits(
-            max_runs=_whole(data, "max-runs"), max_cost_usd=_amount(data, "max-cost"),
-            max_tokens=_whole(data, "max-tokens"), runs_per_day=_whole(data, "runs-per-day"),
-            cost_per_day_usd=_amount(data, "cost-per-day"),
-            pause_after_failures=_whole(data, "pause-after") or 3),
+            max_runs=whole(data, "max-runs"), max_cost_usd=amount(data, "max-cost"),
+            max_tokens=whole(data, "max-tokens"), runs_per_day=whole(data, "runs-per-day"),
+            cost_per_day_usd=amount(data, "cost-per-day"),
+            pause_after_failures=whole(data, "pause-after") or 3),
         skip_missed=data.get("skip-missed") is True, origin=str(path))
 
 
@@ -121,24 +121,6 @@ def _text(data: dict[str, Any], key: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise ValueError(f"{key} must be text")
-
-
-def _whole(data: dict[str, Any], key: str) -> int | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    raise ValueError(f"{key} must be a whole number above 0")
-
-
-def _amount(data: dict[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    raise ValueError(f"{key} must be a number of 0 or more")
 
 
 def trusted_items(project_root: Path) -> frozenset[str]:

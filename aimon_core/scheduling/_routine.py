@@ -199,12 +199,12 @@ def routine_from_json(data: Mapping[str, Any]) -> Routine:
     try:
         limits_data = data.get("limits") or {}
         limits = RoutineLimits(
-            max_runs=_count(limits_data.get("max_runs")),
-            max_cost_usd=_amount(limits_data.get("max_cost_usd")),
-            max_tokens=_count(limits_data.get("max_tokens")),
-            runs_per_day=_count(limits_data.get("runs_per_day")),
-            cost_per_day_usd=_amount(limits_data.get("cost_per_day_usd")),
-            pause_after_failures=_count(limits_data.get("pause_after_failures")) or 3)
+            max_runs=whole(limits_data, "max_runs"),
+            max_cost_usd=amount(limits_data, "max_cost_usd"),
+            max_tokens=whole(limits_data, "max_tokens"),
+            runs_per_day=whole(limits_data, "runs_per_day"),
+            cost_per_day_usd=amount(limits_data, "cost_per_day_usd"),
+            pause_after_failures=whole(limits_data, "pause_after_failures") or 3)
         return Routine(
             name=name, trigger=trigger_from_json(data.get("trigger")),
             prompt=_text(data, "prompt", None) or _missing(name, "prompt"),
@@ -215,7 +215,7 @@ def routine_from_json(data: Mapping[str, Any]) -> Routine:
             origin_item=_text(data, "origin_item", "") or "",
             created=float(data.get("created") or 0),
             state=RoutineState(data.get("state", "active")),
-            next_run=_amount(data.get("next_run")), runs=int(data.get("runs") or 0),
+            next_run=amount(data, "next_run"), runs=int(data.get("runs") or 0),
             failures=int(data.get("failures") or 0),
             not_before=float(data.get("not_before") or 0), note=_text(data, "note", "") or "")
     except (TypeError, ValueError, AttributeError) as exc:
@@ -235,20 +235,24 @@ def _missing(name: str, key: str) -> str:
     raise RoutineError(name, f"a routine needs a {key}")
 
 
-def _count(value: object) -> int | None:
+def whole(data: Mapping[str, Any], key: str) -> int | None:
+    """Return `data[key]`: absent, or a whole number above 0; raise ValueError naming it."""
+    value = data.get(key)
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
-    raise ValueError(f"{value!r} is not a whole number above 0")
+    raise ValueError(f"{key} must be a whole number above 0")
 
 
-def _amount(value: object) -> float | None:
+def amount(data: Mapping[str, Any], key: str) -> float | None:
+    """Return `data[key]`: absent, or a number of 0 or more; raise ValueError naming it."""
+    value = data.get(key)
     if value is None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
-    raise ValueError(f"{value!r} is not a number of 0 or more")
+    raise ValueError(f"{key} must be a number of 0 or more")
 
 
 def run_to_json(run: RoutineRun) -> dict[str, Any]:
@@ -265,7 +269,7 @@ def run_from_json(data: Mapping[str, Any]) -> RoutineRun:
     """Return the run JSON data describe."""
     return RoutineRun(
         id=str(data["id"]), routine=str(data["routine"]), started=float(data["started"]),
-        scheduled_for=_amount(data.get("scheduled_for")), finished=_amount(data.get("finished")),
+        scheduled_for=amount(data, "scheduled_for"), finished=amount(data, "finished"),
         outcome=RunOutcome(data.get("outcome", "running")),
         session_id=str(data.get("session_id") or ""),
         input_tokens=int(data.get("input_tokens") or 0),

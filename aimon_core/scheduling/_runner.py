@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aimon_core.scheduling._engine import RunResult
 from aimon_core.scheduling._routine import Routine, RoutineRun, RunOutcome
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class SessionRoutineRunner:
         self._parts = parts
 
     async def __call__(self, routine: Routine, run: RoutineRun,
-                       on_session: Callable[[str], None]) -> RunResult:
+                       on_session: Callable[[str], None]) -> RoutineRun:
         """Run the routine's prompt once; return how it went."""
         from aimon_core.runtime import RuntimeFlags, RuntimeParts, RuntimeSetupError
         from aimon_core.session import SessionError
@@ -59,10 +59,10 @@ class SessionRoutineRunner:
             live = await assembly.open_session(self._app.store, session_id=routine.session,
                                                holder=f"{self._holder} {routine.name}")
         except (RuntimeSetupError, SessionError, ValueError) as exc:
-            return RunResult(outcome=RunOutcome.FAILED, message=f"not started: {exc}")
+            return replace(run, outcome=RunOutcome.FAILED, message=f"not started: {exc}")
         on_session(str(live.id))
         async with live:
-            watch = _RunWatch(live, routine)
+            watch = _RunWatch(live, routine, run)
             unsubscribe = live.subscribe(watch.on_event)  # answers nothing: asks are refused
             try:
                 budget = live.budget().with_overrides(max_tokens=routine.limits.max_tokens)
@@ -95,9 +95,10 @@ async def _turn(task: asyncio.Task[ExecutionResult], watch: _RunWatch
 class _RunWatch:
     """Counts a run's refusals and cost; stops it when it passes its max cost."""
 
-    def __init__(self, live: LiveSession, routine: Routine) -> None:
+    def __init__(self, live: LiveSession, routine: Routine, run: RoutineRun) -> None:
         self.live = live
         self.routine = routine
+        self.run = replace(run, session_id=str(live.id))
         self.refusals = 0
         self.cost = 0.0
         self.over_cost = ""
@@ -120,14 +121,13 @@ class _RunWatch:
                                       f"max-cost ${cap:.4f}")
                     self.live.interrupt()
 
-    def result(self, result: ExecutionResult | None) -> RunResult:
+    def result(self, result: ExecutionResult | None) -> RoutineRun:
         from aimon_core.agent import StopCause
 
         if result is None:
-            return RunResult(outcome=RunOutcome.FAILED if self.over_cost
-                             else RunOutcome.INTERRUPTED, session_id=str(self.live.id),
-                             cost_usd=self.cost, refusals=self.refusals,
-                             message=self.over_cost or "interrupted")
+            return replace(self.run, outcome=RunOutcome.FAILED if self.over_cost
+                           else RunOutcome.INTERRUPTED, cost_usd=self.cost,
+                           refusals=self.refusals, message=self.over_cost or "interrupted")
         if self.over_cost:
             outcome, message = RunOutcome.FAILED, self.over_cost
         elif result.stop.ok:
@@ -139,13 +139,13 @@ class _RunWatch:
         if self.refusals:
             message = f"{message} ({self.refusals} tool call(s) refused: they would have asked)"
         usage = result.usage
-        return RunResult(outcome=outcome, session_id=str(self.live.id),
-                         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                         cost_usd=max(result.cost_usd, self.cost), refusals=self.refusals,
-                         message=message.strip())
+        return replace(self.run, outcome=outcome, input_tokens=usage.input_tokens,
+                       output_tokens=usage.output_tokens,
+                       cost_usd=max(result.cost_usd, self.cost), refusals=self.refusals,
+                       message=message.strip())
 
 
-async def _tell_hooks(live: LiveSession, routine: Routine, done: RunResult) -> None:
+async def _tell_hooks(live: LiveSession, routine: Routine, done: RoutineRun) -> None:
     """Fire the Notification hook of the run's end in its session."""
     from aimon_core.hook import NotificationInput
 

@@ -4,6 +4,7 @@ the desktop notification and the lines people read."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from aimon_core.command import CommandOutcome
@@ -18,7 +19,6 @@ from aimon_core.scheduling import (
     Routine,
     RoutineRun,
     RunOutcome,
-    RunResult,
     SchedulingEngine,
     list_lines,
     routine_report,
@@ -29,8 +29,8 @@ from aimon_core.service._schedule import register_schedule_command
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 
 
-async def _ok(routine: Routine, run: RoutineRun, on_session: object) -> RunResult:
-    return RunResult(outcome=RunOutcome.OK, message="fine", cost_usd=0.5)
+async def _ok(routine: Routine, run: RoutineRun, on_session: object) -> RoutineRun:
+    return replace(run, outcome=RunOutcome.OK, message="fine", cost_usd=0.5)
 
 
 def test_schedule_command_adds_lists_runs_pauses_and_removes(tmp_path: Path) -> None:

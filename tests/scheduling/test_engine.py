@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,6 @@ from aimon_core.scheduling import (
     RoutineRun,
     RoutineState,
     RunOutcome,
-    RunResult,
     SchedulingEngine,
     SchedulingLimits,
     SQLiteRoutineStore,
@@ -44,22 +44,27 @@ class Clock:
 class Runner:
     """Carries out runs as told: each returns the next scripted result, or waits for a gate."""
 
-    def __init__(self, *results: RunResult) -> None:
+    def __init__(self, *results: dict[str, Any]) -> None:
         self.results = list(results)
         self.calls: list[tuple[str, str | None]] = []
         self.gate: asyncio.Event | None = None
         self.started = asyncio.Event()
 
     async def __call__(self, routine: Routine, run: RoutineRun,
-                       on_session: Callable[[str], None]) -> RunResult:
+                       on_session: Callable[[str], None]) -> RoutineRun:
         self.calls.append((routine.name, routine.prompt))
         on_session(f"session-{len(self.calls)}")
         self.started.set()
         if self.gate is not None:
             await self.gate.wait()
         if self.results:
-            return self.results.pop(0)
-        return RunResult(outcome=RunOutcome.OK, message="done", cost_usd=0.01)
+            return replace(run, **self.results.pop(0))
+        return replace(run, outcome=RunOutcome.OK, message="done", cost_usd=0.01)
+
+
+def _done(**fields: Any) -> dict[str, Any]:
+    """Return what a scripted run ends with (fields of its RoutineRun)."""
+    return fields
 
 
 def _engine(runner: Runner, clock: Clock, *, limits: SchedulingLimits | None = None,
@@ -192,7 +197,7 @@ async def test_concurrent_runs_wait_for_a_free_slot() -> None:
 
 
 async def test_runs_per_day_and_cost_per_day_skip_occurrences() -> None:
-    clock, runner = Clock(), Runner(*[RunResult(outcome=RunOutcome.OK, cost_usd=1.0)] * 9)
+    clock, runner = Clock(), Runner(*[_done(outcome=RunOutcome.OK, cost_usd=1.0)] * 9)
     # One run at a time, so each run's cost is known before the next one is checked.
     engine = _engine(runner, clock, limits=SchedulingLimits(cost_per_day_usd=2.5,
                                                              max_concurrent=1))
@@ -216,7 +221,7 @@ async def test_runs_per_day_and_cost_per_day_skip_occurrences() -> None:
 
 
 async def test_failures_back_off_then_pause_the_routine() -> None:
-    failed = RunResult(outcome=RunOutcome.FAILED, message="model error")
+    failed = _done(outcome=RunOutcome.FAILED, message="model error")
     clock, runner = Clock(), Runner(failed, failed, failed)
     engine = _engine(runner, clock, limits=SchedulingLimits(backoff_seconds=100))
     await engine.add(_routine(pause_after_failures=3))
@@ -242,7 +247,7 @@ async def test_failures_back_off_then_pause_the_routine() -> None:
 
 async def test_a_success_resets_the_failure_count() -> None:
     clock = Clock()
-    runner = Runner(RunResult(outcome=RunOutcome.FAILED), RunResult(outcome=RunOutcome.OK))
+    runner = Runner(_done(outcome=RunOutcome.FAILED), _done(outcome=RunOutcome.OK))
     engine = _engine(runner, clock, limits=SchedulingLimits(backoff_seconds=10))
     await engine.add(_routine())
     for _ in range(2):
@@ -291,7 +296,7 @@ async def test_run_now_runs_off_schedule_and_refuses_an_overlap() -> None:
 async def test_a_runner_that_raises_fails_the_run() -> None:
     clock = Clock()
 
-    async def broken(routine: Routine, run: RoutineRun, on_session: object) -> RunResult:
+    async def broken(routine: Routine, run: RoutineRun, on_session: object) -> RoutineRun:
         raise OSError("disk full")
 
     engine = SchedulingEngine(MemoryRoutineStore(), MemoryRunLog(), broken,
