@@ -109,6 +109,11 @@ def _add(
                f"{local_time(done['next_run'])}")
 
 
+def _show(done: Any, as_json: bool, lines: list[str]) -> None:
+    """Print a result: the JSON object, or the lines people read."""
+    typer.echo(json.dumps(done, indent=2) if as_json else "\n".join(lines))
+
+
 @schedule_app.command("list")
 def _list(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
@@ -117,11 +122,7 @@ def _list(
     from aimon_core.scheduling import list_lines
 
     done = _call("schedule/list", {}, "aimon schedule list")
-    if as_json:
-        typer.echo(json.dumps(done, indent=2))
-        return
-    for line in list_lines(done["routines"]):
-        typer.echo(line)
+    _show(done, as_json, list_lines(done["routines"]))
 
 
 @schedule_app.command("runs")
@@ -146,11 +147,7 @@ def _runs(
 
         show_session(with_session[0]["session_id"])
         return
-    if as_json:
-        typer.echo(json.dumps(done, indent=2))
-        return
-    for line in runs_lines(done["runs"]):
-        typer.echo(line)
+    _show(done, as_json, runs_lines(done["runs"]))
 
 
 @schedule_app.command("run")
@@ -272,17 +269,6 @@ def _load(
 
 def schedule_command(args: list[str]) -> int:
     """Run `aimon schedule ARGS`; return the exit status."""
-    try:
-        # Without standalone mode, click returns the code of a typer.Exit rather than raising.
-        code = schedule_app(args, prog_name="aimon schedule", standalone_mode=False)
-    except typer.Exit as exc:
-        return int(exc.exit_code)
-    except typer.Abort:
-        return 130
-    except Exception as exc:  # click's usage errors, vendored by Typer
-        format_message = getattr(exc, "format_message", None)
-        if callable(format_message):
-            sys.stderr.write(f"aimon schedule: {format_message()}\n")
-            return 2
-        raise
-    return code if isinstance(code, int) else 0
+    from aimon_cli._service_cli import run_app
+
+    return run_app(schedule_app, args, "aimon schedule")

@@ -355,9 +355,14 @@ _APPS = {"serve": serve_app, "ps": ps_app, "send": send_app, "stop": stop_app,
 
 def service_command(name: str, args: list[str]) -> int:
     """Run `aimon NAME ARGS`; return the exit status."""
+    return run_app(_APPS[name], args, f"aimon {name}")
+
+
+def run_app(app: typer.Typer, args: list[str], prog_name: str) -> int:
+    """Run a subcommand's Typer app on `args`; return the exit status (usage errors: 2)."""
     try:
         # Without standalone mode, click returns the code of a typer.Exit rather than raising.
-        code = _APPS[name](args, prog_name=f"aimon {name}", standalone_mode=False)
+        code = app(args, prog_name=prog_name, standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.Abort:
@@ -365,7 +370,7 @@ def service_command(name: str, args: list[str]) -> int:
     except Exception as exc:  # click's usage errors, vendored by Typer
         format_message = getattr(exc, "format_message", None)
         if callable(format_message):
-            sys.stderr.write(f"aimon {name}: {format_message()}\n")
+            sys.stderr.write(f"{prog_name}: {format_message()}\n")
             return 2
         raise
     return code if isinstance(code, int) else 0
