@@ -30,21 +30,26 @@ from aimon_core.service._wire import ErrorCode, RemoteError
 
 if TYPE_CHECKING:
     from aimon_core.runtime import AgentAssembly, Application, RuntimeParts
-    from aimon_core.scheduling import RoutineStore, RunLog, SchedulingLimits
+    from aimon_core.scheduling import RoutineStore, RunLog
     from aimon_core.service._paths import ServicePaths
+    from aimon_core.service._server import ServiceStores
+    from aimon_core.service._settings import ServiceSettings
 
 Handler = Callable[[SchedulingEngine, Mapping[str, Any]], Awaitable[Any]]
 SCHEDULE_METHODS: dict[str, Handler] = {}
 
 
-def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | None,
-                runs: RunLog | None, notifier: Notifier, limits: SchedulingLimits
+def make_engine(app: Application, paths: ServicePaths, stores: ServiceStores,
+                notifier: Notifier, settings: ServiceSettings
                 ) -> tuple[SchedulingEngine, RuntimeParts]:
-    """Return the service's engine on its stores (the SQLite file when none are given), and
-    the parts its runtimes get: the model's three scheduling tools, answered by the engine."""
+    """Return the service's engine on its stores (those given; else PostgreSQL if the
+    settings name one; else the service's SQLite file), and the parts its runtimes get: the
+    model's three scheduling tools, answered by the engine."""
     from aimon_core.runtime import RuntimeParts
-    from aimon_core.scheduling import SQLiteRoutineStore, SQLiteRunLog, schedule_tools
+    from aimon_core.scheduling import schedule_tools
     from aimon_core.scheduling._files import vet_origin
+
+    routines, runs = _stores(paths, stores, settings.routines_store)
 
     engines: list[SchedulingEngine] = []
 
@@ -54,13 +59,24 @@ def make_engine(app: Application, paths: ServicePaths, routines: RoutineStore | 
     parts = RuntimeParts(tools=schedule_tools(call))
     holder = f"aimon serve {socket.gethostname()} {paths.folder}"
     engine = SchedulingEngine(
-        routines if routines is not None else SQLiteRoutineStore(paths.database),
-        runs if runs is not None else SQLiteRunLog(paths.database),
-        SessionRoutineRunner(app, holder="aimon routine", parts=parts),
+        routines, runs, SessionRoutineRunner(app, holder="aimon routine", parts=parts),
         options=EngineOptions(holder=holder, on_run_end=notifier, vet=vet_origin,
-                              limits=limits))
+                              limits=settings.routines))
     engines.append(engine)
     return engine, parts
+
+
+def _stores(paths: ServicePaths, stores: ServiceStores, dsn: str
+            ) -> tuple[RoutineStore, RunLog]:
+    from aimon_core.scheduling import SQLiteRoutineStore, SQLiteRunLog
+
+    if stores.routines is not None and stores.runs is not None:
+        return stores.routines, stores.runs
+    if dsn:
+        from aimon_core.scheduling._postgres import PostgresRoutineStore, PostgresRunLog
+
+        return PostgresRoutineStore(dsn), PostgresRunLog(dsn)
+    return SQLiteRoutineStore(paths.database), SQLiteRunLog(paths.database)
 
 
 def _method(name: str) -> Callable[[Handler], Handler]:

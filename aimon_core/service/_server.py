@@ -168,8 +168,7 @@ class Service:
 
         self.notifier = Notifier()
         self.scheduling, self.schedule_parts = make_engine(
-            self.app, self.paths, self.stores.routines, self.stores.runs, self.notifier,
-            options.settings.routines)
+            self.app, self.paths, self.stores, self.notifier, options.settings)
 
     # -- lifecycle
 

@@ -1,13 +1,16 @@
 """The service's settings: the `service` block of the user's settings file.
 
     {"service": {"idleMinutes": 30, "rewake": true,
-                 "routines": {"maxConcurrent": 2, "runsPerDay": 48, "costPerDayUsd": 5}}}
+                 "routines": {"maxConcurrent": 2, "runsPerDay": 48, "costPerDayUsd": 5,
+                              "store": "postgresql://aimon@db/aimon"}}}
 
 `idleMinutes`: how long the service waits with no client connected and no session working
 before it exits (default 30; 0: never). `rewake`: wake a session when its background work
 finishes while it is idle (default true). `routines`: the limits over all routines (runs at
-once, runs and cost in any 24 hours; `aimon_core.scheduling.limits_from_settings`). Only the
-user's file counts: the service is the user's, not a project's.
+once, runs and cost in any 24 hours; `aimon_core.scheduling.limits_from_settings`) and where
+they are kept (`store`: a PostgreSQL connection string, for services that share them; by
+default the service's SQLite file). Only the user's file counts: the service is the user's,
+not a project's.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class ServiceSettings:
     idle_seconds: float = DEFAULT_IDLE_MINUTES * 60
     rewake: bool = True
     routines: SchedulingLimits = field(default_factory=lambda: _limits())
+    routines_store: str = ""  # a PostgreSQL connection string; "": the SQLite file
 
 
 def _limits() -> SchedulingLimits:
@@ -73,8 +77,14 @@ def service_settings(path: Path | None = None) -> tuple[ServiceSettings, list[st
     if "routines" in block:
         from aimon_core.scheduling import limits_from_settings
 
-        limits, wrong = limits_from_settings(block["routines"])
-        settings = replace(settings, routines=limits)
+        routines = block["routines"]
+        store = routines.pop("store", "") if isinstance(routines, dict) else ""
+        limits, wrong = limits_from_settings(routines)
+        if isinstance(store, str):
+            settings = replace(settings, routines=limits, routines_store=store)
+        else:
+            settings = replace(settings, routines=limits)
+            wrong.append("store: must be a PostgreSQL connection string")
         problems.extend(f"{path}: service.routines: {text}" for text in wrong)
     problems.extend(f"{path}: service.{key}: unknown key" for key in block
                     if key not in ("idleMinutes", "rewake", "routines"))

@@ -365,3 +365,9 @@ def test_limits_for_all_routines_come_from_the_user_settings(tmp_path: Path) -> 
     settings, problems = service_settings(path)
     assert settings.idle_seconds == 300 and settings.routines.cost_per_day_usd == 3
     assert problems == []
+    assert settings.routines_store == ""
+    path.write_text(json.dumps({"service": {"routines": {"store": "postgresql://db/a"}}}))
+    assert service_settings(path)[0].routines_store == "postgresql://db/a"
+    path.write_text(json.dumps({"service": {"routines": {"store": 5}}}))
+    settings, problems = service_settings(path)
+    assert settings.routines_store == "" and "store: must be a PostgreSQL" in problems[0]
