@@ -54,6 +54,8 @@ class SchedulingLimits:
     Args:
         grace_seconds: an occurrence this late or less is on time; a later one was missed
             (while no engine ran) and runs once, coalesced, or is skipped (`skip_missed`).
+        stale_run_seconds: how long another engine's run may show running before it is
+            taken as interrupted (its engine died and never came back).
         max_sleep_seconds: the longest the loop sleeps between looks at the store (other
             engines may share it).
     """
@@ -65,6 +67,9 @@ class SchedulingLimits:
     max_backoff_seconds: float = 3600.0
     grace_seconds: float = 60.0
     max_sleep_seconds: float = 60.0
+    # A run another engine (a service that died and did not come back) has shown running
+    # for longer than this is taken as interrupted, so its routine is not blocked for ever.
+    stale_run_seconds: float = 6 * 3600.0
 
 
 _SETTING_NAMES = {"maxConcurrent": "max_concurrent", "runsPerDay": "runs_per_day",
@@ -337,8 +342,13 @@ class SchedulingEngine:
         day = await asyncio.to_thread(self.log.runs, None, since=now - DAY, limit=100_000)
         ran = [run for run in day if run.outcome is not RunOutcome.SKIPPED]
         mine = [run for run in ran if run.routine == routine.name]
-        if any(run.outcome is RunOutcome.RUNNING for run in mine):
-            return "the previous run was still running (in another service)"
+        for run in mine:
+            if run.outcome is not RunOutcome.RUNNING:
+                continue
+            if now - run.started < limits.stale_run_seconds:
+                return "the previous run was still running (in another service)"
+            await asyncio.to_thread(self.log.end, interrupted(
+                replace(run, message=f"{run.holder} stopped while it ran"), now))
         if own.runs_per_day is not None and len(mine) >= own.runs_per_day:
             return f"the routine ran {len(mine)} time(s) in 24 hours, its runs-per-day"
         if limits.runs_per_day is not None and len(ran) >= limits.runs_per_day:

@@ -371,3 +371,23 @@ def test_limits_for_all_routines_come_from_the_user_settings(tmp_path: Path) -> 
     path.write_text(json.dumps({"service": {"routines": {"store": 5}}}))
     settings, problems = service_settings(path)
     assert settings.routines_store == "" and "store: must be a PostgreSQL" in problems[0]
+
+
+async def test_a_run_left_running_by_another_engine_blocks_until_it_is_stale() -> None:
+    clock, runner = Clock(), Runner()
+    stores = (MemoryRoutineStore(), MemoryRunLog())
+    engine = _engine(runner, clock, stores=stores, holder="here",
+                     limits=SchedulingLimits(stale_run_seconds=3600))
+    await engine.add(_routine())
+    # Another service started a run and died, and never came back to mark it.
+    stores[1].begin(RoutineRun(id="theirs", routine="check", started=clock.now, holder="gone"))
+    clock.now += 60
+    assert await engine.tick() == ()
+    [skipped, _] = engine.log.runs("check")
+    assert skipped.outcome is RunOutcome.SKIPPED and "in another service" in skipped.message
+    clock.now += 3600
+    [run] = await _tick(engine)
+    assert run.outcome is RunOutcome.OK
+    theirs = next(r for r in engine.log.runs("check") if r.id == "theirs")
+    assert theirs.outcome is RunOutcome.INTERRUPTED
+    assert theirs.message == "gone stopped while it ran"
