@@ -69,6 +69,7 @@ def _add(
     runs_per_day: Annotated[int | None, typer.Option("--runs-per-day", min=1)] = None,
     cost_per_day: Annotated[float | None, typer.Option("--cost-per-day", min=0,
                                                        metavar="USD")] = None,
+    tokens_per_day: Annotated[int | None, typer.Option("--tokens-per-day", min=1)] = None,
     pause_after: Annotated[int, typer.Option("--pause-after", min=1, metavar="N", help="Pause "
                                              "after N failed runs in a row.")] = 3,
     skip_missed: Annotated[bool, typer.Option("--skip-missed", help="Skip occurrences missed "
@@ -95,6 +96,7 @@ def _add(
         trigger=TriggerChoice(cron=cron, every=every, at=at, in_=in_, zone=tz),
         limits=RoutineLimits(max_runs=max_runs, max_cost_usd=max_cost, max_tokens=max_tokens,
                              runs_per_day=runs_per_day, cost_per_day_usd=cost_per_day,
+                             tokens_per_day=tokens_per_day,
                              pause_after_failures=pause_after),
         skip_missed=skip_missed)
     try:

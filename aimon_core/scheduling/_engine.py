@@ -63,6 +63,7 @@ class SchedulingLimits:
     max_concurrent: int = 2
     runs_per_day: int | None = None
     cost_per_day_usd: float | None = None
+    tokens_per_day: int | None = None
     backoff_seconds: float = 60.0
     max_backoff_seconds: float = 3600.0
     grace_seconds: float = 60.0
@@ -73,12 +74,13 @@ class SchedulingLimits:
 
 
 _SETTING_NAMES = {"maxConcurrent": "max_concurrent", "runsPerDay": "runs_per_day",
-                  "costPerDayUsd": "cost_per_day_usd"}
+                  "costPerDayUsd": "cost_per_day_usd", "tokensPerDay": "tokens_per_day"}
 
 
 def limits_from_settings(block: object) -> tuple[SchedulingLimits, list[str]]:
     """Return the limits a settings block gives (`maxConcurrent`, `runsPerDay`,
-    `costPerDayUsd`), and what in it was not understood (those keep their defaults)."""
+    `costPerDayUsd`, `tokensPerDay`), and what in it was not understood (those keep their
+    defaults)."""
     if not isinstance(block, dict):
         return SchedulingLimits(), ["must be an object; defaults apply"]
     values: dict[str, float | int] = {}
@@ -349,16 +351,25 @@ class SchedulingEngine:
                 return "the previous run was still running (in another service)"
             await asyncio.to_thread(self.log.end, interrupted(
                 replace(run, message=f"{run.holder} stopped while it ran"), now))
-        if own.runs_per_day is not None and len(mine) >= own.runs_per_day:
-            return f"the routine ran {len(mine)} time(s) in 24 hours, its runs-per-day"
-        if limits.runs_per_day is not None and len(ran) >= limits.runs_per_day:
-            return f"routines ran {len(ran)} time(s) in 24 hours, the limit for all"
-        spent = sum(run.cost_usd for run in mine)
-        if own.cost_per_day_usd is not None and spent >= own.cost_per_day_usd:
-            return f"the routine spent ${spent:.4f} in 24 hours, its cost-per-day"
-        spent_all = sum(run.cost_usd for run in ran)
-        if limits.cost_per_day_usd is not None and spent_all >= limits.cost_per_day_usd:
-            return f"routines spent ${spent_all:.4f} in 24 hours, the limit for all"
+        tokens_mine = sum(run.input_tokens + run.output_tokens for run in mine)
+        tokens_all = sum(run.input_tokens + run.output_tokens for run in ran)
+        checks: tuple[tuple[float | None, float, str], ...] = (
+            (own.runs_per_day, len(mine), "the routine ran {:.0f} time(s) in 24 hours, "
+             "its runs-per-day"),
+            (limits.runs_per_day, len(ran), "routines ran {:.0f} time(s) in 24 hours, the "
+             "limit for all"),
+            (own.cost_per_day_usd, sum(run.cost_usd for run in mine), "the routine spent "
+             "${:.4f} in 24 hours, its cost-per-day"),
+            (limits.cost_per_day_usd, sum(run.cost_usd for run in ran), "routines spent "
+             "${:.4f} in 24 hours, the limit for all"),
+            (own.tokens_per_day, tokens_mine, "the routine used {:,.0f} tokens in 24 hours, "
+             "its tokens-per-day"),
+            (limits.tokens_per_day, tokens_all, "routines used {:,.0f} tokens in 24 hours, "
+             "the limit for all"),
+        )
+        for cap, used, text in checks:
+            if cap is not None and used >= cap:
+                return text.format(used)
         return ""
 
     async def _skipped(self, routine: Routine, due: float, reason: str) -> None:

@@ -10,7 +10,8 @@
     Review yesterday's commits and note anything that looks wrong.
 
 The name is the file's stem (or `name:`); the body is the prompt. Other keys: `session`,
-`max-tokens`, `runs-per-day`, `cost-per-day`, `pause-after`, `skip-missed`. A routine runs a
+`max-tokens`, `runs-per-day`, `cost-per-day`, `tokens-per-day`, `pause-after`,
+`skip-missed`. A routine runs a
 prompt by itself, later, with the project's rules: like other code-running configuration it
 is trusted for its content. Each file is one trust item (a digest of its path and text);
 `aimon schedule load` asks before it schedules new or changed ones, and the engine pauses a
@@ -30,8 +31,8 @@ from aimon_core.scheduling._trigger import Trigger, TriggerError, at, cron, ever
 
 ROUTINES_FOLDER = Path(".aimon") / "routines"
 _KEYS = frozenset({"name", "cron", "every", "at", "tz", "agent", "session", "max-runs",
-                   "max-cost", "max-tokens", "runs-per-day", "cost-per-day", "pause-after",
-                   "skip-missed"})
+                   "max-cost", "max-tokens", "runs-per-day", "cost-per-day", "tokens-per-day",
+                   "pause-after", "skip-missed"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,6 +100,7 @@ def parse_routine_file(path: Path, text: str, *, project: str, local: str) -> Ro
             max_runs=whole(data, "max-runs"), max_cost_usd=amount(data, "max-cost"),
             max_tokens=whole(data, "max-tokens"), runs_per_day=whole(data, "runs-per-day"),
             cost_per_day_usd=amount(data, "cost-per-day"),
+            tokens_per_day=whole(data, "tokens-per-day"),
             pause_after_failures=whole(data, "pause-after") or 3),
         skip_missed=data.get("skip-missed") is True, origin=str(path))
 

@@ -71,6 +71,7 @@ class RoutineLimits:
         max_tokens: tokens of one run (input and output).
         runs_per_day: runs in any 24 hours.
         cost_per_day_usd: cost of the runs of any 24 hours.
+        tokens_per_day: tokens of the runs of any 24 hours.
         pause_after_failures: failed runs in a row that pause the routine.
     """
 
@@ -79,6 +80,7 @@ class RoutineLimits:
     max_tokens: int | None = None
     runs_per_day: int | None = None
     cost_per_day_usd: float | None = None
+    tokens_per_day: int | None = None
     pause_after_failures: int = 3
 
 
@@ -187,6 +189,7 @@ def routine_to_json(routine: Routine) -> dict[str, Any]:
         "limits": {"max_runs": limits.max_runs, "max_cost_usd": limits.max_cost_usd,
                    "max_tokens": limits.max_tokens, "runs_per_day": limits.runs_per_day,
                    "cost_per_day_usd": limits.cost_per_day_usd,
+                   "tokens_per_day": limits.tokens_per_day,
                    "pause_after_failures": limits.pause_after_failures},
         "state": routine.state.value, "next_run": routine.next_run, "runs": routine.runs,
         "failures": routine.failures, "not_before": routine.not_before, "note": routine.note,
@@ -204,6 +207,7 @@ def routine_from_json(data: Mapping[str, Any]) -> Routine:
             max_tokens=whole(limits_data, "max_tokens"),
             runs_per_day=whole(limits_data, "runs_per_day"),
             cost_per_day_usd=amount(limits_data, "cost_per_day_usd"),
+            tokens_per_day=whole(limits_data, "tokens_per_day"),
             pause_after_failures=whole(limits_data, "pause_after_failures") or 3)
         return Routine(
             name=name, trigger=trigger_from_json(data.get("trigger")),

@@ -2,6 +2,7 @@
 
     {"service": {"idleMinutes": 30, "rewake": true,
                  "routines": {"maxConcurrent": 2, "runsPerDay": 48, "costPerDayUsd": 5,
+                              "tokensPerDay": 2000000,
                               "store": "postgresql://aimon@db/aimon"}}}
 
 `idleMinutes`: how long the service waits with no client connected and no session working

@@ -391,3 +391,28 @@ async def test_a_run_left_running_by_another_engine_blocks_until_it_is_stale() -
     theirs = next(r for r in engine.log.runs("check") if r.id == "theirs")
     assert theirs.outcome is RunOutcome.INTERRUPTED
     assert theirs.message == "gone stopped while it ran"
+
+
+async def test_tokens_per_day_per_routine_and_for_all() -> None:
+    used = _done(outcome=RunOutcome.OK, input_tokens=600, output_tokens=400)
+    clock, runner = Clock(), Runner(*[used] * 9)
+    engine = _engine(runner, clock, limits=SchedulingLimits(tokens_per_day=2500,
+                                                             max_concurrent=1))
+    await engine.add(_routine("a", 3600, tokens_per_day=1000))
+    await engine.add(_routine("b", 3600))
+    outcomes = []
+    for _ in range(2):
+        clock.now += 3600
+        await _tick(engine)
+        await _tick(engine)
+        outcomes.append(sorted((r.routine, r.outcome.value, r.message)
+                               for r in engine.log.runs(since=clock.now)))
+    assert [(name, outcome) for name, outcome, _ in outcomes[0]] == [("a", "ok"), ("b", "ok")]
+    assert outcomes[1][0] == ("a", "skipped", "the routine used 1,000 tokens in 24 hours, "
+                              "its tokens-per-day")
+    assert outcomes[1][1][:2] == ("b", "ok")  # 2,000 of all routines' 2,500
+    clock.now += 3600
+    await _tick(engine)
+    await _tick(engine)
+    assert [(r.routine, r.message) for r in engine.log.runs(since=clock.now)][-1] == (
+        "b", "routines used 3,000 tokens in 24 hours, the limit for all")
