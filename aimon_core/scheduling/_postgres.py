@@ -22,13 +22,12 @@ from aimon_core.scheduling._routine import (
     Routine,
     RoutineError,
     RoutineRun,
-    RunOutcome,
     routine_from_json,
     routine_to_json,
     run_from_json,
     run_to_json,
 )
-from aimon_core.scheduling._store import Change, interrupted
+from aimon_core.scheduling._store import Change, SQLRunLog
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS aimon_routines (name TEXT PRIMARY KEY, data JSONB NOT NULL);
@@ -109,8 +108,11 @@ class PostgresRoutineStore:
             return changed
 
 
-class PostgresRunLog:
+class PostgresRunLog(SQLRunLog):
     """A RunLog in PostgreSQL."""
+
+    _mark = "%s"
+    _table = "aimon_routine_runs"
 
     def __init__(self, dsn: str) -> None:
         self._db = _Postgres(dsn)
@@ -124,29 +126,7 @@ class PostgresRunLog:
                        (run.id, run.routine, run.started, run.outcome.value, run.holder,
                         json.dumps(run_to_json(run))))
 
-    def end(self, run: RoutineRun) -> None:
-        """Record how a run ended."""
-        self.begin(run)
-
-    def runs(self, routine: str | None = None, *, since: float = 0.0,
-             limit: int = 100) -> tuple[RoutineRun, ...]:
-        """Return the runs, newest first."""
-        query = "SELECT data FROM aimon_routine_runs WHERE started >= %s"
-        args: tuple[object, ...] = (since,)
-        if routine is not None:
-            query += " AND routine = %s"
-            args += (routine,)
+    def _select(self, query: str, args: tuple[object, ...]) -> list[RoutineRun]:
         with self._db.connect() as db:
-            rows = db.execute(query + " ORDER BY started DESC LIMIT %s",
-                              (*args, limit)).fetchall()
-        return tuple(run_from_json(row[0]) for row in rows)
-
-    def interrupt_running(self, holder: str, now: float) -> int:
-        """Mark the runs `holder` left running as interrupted."""
-        with self._db.connect() as db:
-            rows = db.execute("SELECT data FROM aimon_routine_runs WHERE outcome = %s "
-                              "AND holder = %s", (RunOutcome.RUNNING.value, holder)).fetchall()
-        left = [interrupted(run_from_json(row[0]), now) for row in rows]
-        for run in left:
-            self.end(run)
-        return len(left)
+            rows = db.execute(query, args).fetchall()
+        return [run_from_json(row[0]) for row in rows]

@@ -235,7 +235,46 @@ class SQLiteRoutineStore:
                 raise
 
 
-class SQLiteRunLog:
+class SQLRunLog:
+    """What the SQL run logs share: their queries (in the backend's placeholder style) and
+    how a run left running is ended. A backend gives `_select` and `begin`."""
+
+    _mark = "?"
+    _table = "routine_runs"
+
+    def _select(self, query: str, args: tuple[object, ...]) -> list[RoutineRun]:
+        raise NotImplementedError
+
+    def begin(self, run: RoutineRun) -> None:
+        """Record a run that starts."""
+        raise NotImplementedError
+
+    def end(self, run: RoutineRun) -> None:
+        """Record how a run ended."""
+        self.begin(run)
+
+    def runs(self, routine: str | None = None, *, since: float = 0.0,
+             limit: int = 100) -> tuple[RoutineRun, ...]:
+        """Return the runs, newest first."""
+        mark = self._mark
+        query = f"SELECT data FROM {self._table} WHERE started >= {mark}"
+        args: tuple[object, ...] = (since,)
+        if routine is not None:
+            query += f" AND routine = {mark}"
+            args += (routine,)
+        return tuple(self._select(query + f" ORDER BY started DESC LIMIT {mark}",
+                                  (*args, limit)))
+
+    def interrupt_running(self, holder: str, now: float) -> int:
+        """Mark the runs `holder` left running as interrupted."""
+        left = self._select(f"SELECT data FROM {self._table} WHERE outcome = {self._mark} "
+                            f"AND holder = {self._mark}", (RunOutcome.RUNNING.value, holder))
+        for run in left:
+            self.end(interrupted(run, now))
+        return len(left)
+
+
+class SQLiteRunLog(SQLRunLog):
     """A RunLog in a SQLite file."""
 
     def __init__(self, path: Path) -> None:
@@ -248,29 +287,7 @@ class SQLiteRunLog:
                        (run.id, run.routine, run.started, run.outcome.value, run.holder,
                         json.dumps(run_to_json(run))))
 
-    def end(self, run: RoutineRun) -> None:
-        """Record how a run ended."""
-        self.begin(run)
-
-    def runs(self, routine: str | None = None, *, since: float = 0.0,
-             limit: int = 100) -> tuple[RoutineRun, ...]:
-        """Return the runs, newest first."""
-        query = "SELECT data FROM routine_runs WHERE started >= ?"
-        args: tuple[object, ...] = (since,)
-        if routine is not None:
-            query += " AND routine = ?"
-            args += (routine,)
+    def _select(self, query: str, args: tuple[object, ...]) -> list[RoutineRun]:
         with self._db.connect() as db:
-            rows = db.execute(query + " ORDER BY started DESC LIMIT ?",
-                              (*args, limit)).fetchall()
-        return tuple(run_from_json(json.loads(row[0])) for row in rows)
-
-    def interrupt_running(self, holder: str, now: float) -> int:
-        """Mark the runs `holder` left running as interrupted."""
-        with self._db.connect() as db:
-            rows = db.execute("SELECT data FROM routine_runs WHERE outcome = ? AND holder = ?",
-                              (RunOutcome.RUNNING.value, holder)).fetchall()
-        left = [interrupted(run_from_json(json.loads(row[0])), now) for row in rows]
-        for run in left:
-            self.end(run)
-        return len(left)
+            rows = db.execute(query, args).fetchall()
+        return [run_from_json(json.loads(row[0])) for row in rows]

@@ -323,13 +323,12 @@ async def test_a_restart_marks_runs_left_running_as_interrupted() -> None:
     runner.gate.set()
 
 
-async def test_two_engines_on_one_database_run_each_occurrence_once() -> None:
-    folder = Path(tempfile.mkdtemp(prefix="aimon-cluster-"))
-    database = folder / "service.sqlite3"
+async def twenty_occurrences_on_two_engines(stores: Callable[[], tuple[object, object]]
+                                            ) -> None:
+    """Two engines, each on its own connection to one database, tick together 20 times:
+    each occurrence runs once."""
     clock, runner = Clock(), Runner()
-    engines = [_engine(runner, clock, holder=f"node{n}",
-                       stores=(SQLiteRoutineStore(database), SQLiteRunLog(database)))
-               for n in range(2)]
+    engines = [_engine(runner, clock, holder=f"node{n}", stores=stores()) for n in range(2)]
     await engines[0].add(_routine("shared", 60))
     for _ in range(20):
         clock.now += 60
@@ -337,10 +336,16 @@ async def test_two_engines_on_one_database_run_each_occurrence_once() -> None:
         for tasks in ticks:
             for task in tasks:
                 await task
-    runs = SQLiteRunLog(database).runs("shared")
+    runs = engines[1].log.runs("shared")
     assert len(runs) == 20 and len(runner.calls) == 20
     assert len({run.scheduled_for for run in runs}) == 20
     assert all(run.outcome is RunOutcome.OK for run in runs)
+
+
+async def test_two_engines_on_one_database_run_each_occurrence_once() -> None:
+    database = Path(tempfile.mkdtemp(prefix="aimon-cluster-")) / "service.sqlite3"
+    await twenty_occurrences_on_two_engines(
+        lambda: (SQLiteRoutineStore(database), SQLiteRunLog(database)))
 
 
 def test_limits_for_all_routines_come_from_the_user_settings(tmp_path: Path) -> None:

@@ -85,26 +85,10 @@ class TestPostgresRoutineStore(RoutineStoreContract):
 def test_two_engines_on_one_postgres_run_each_of_20_occurrences_once(clean: str) -> None:
     from aimon_core.scheduling._postgres import PostgresRoutineStore, PostgresRunLog
 
-    from .test_engine import Clock, Runner, _engine, _routine
+    from .test_engine import twenty_occurrences_on_two_engines
 
-    async def main() -> tuple[int, list[object]]:
-        clock, runner = Clock(), Runner()
-        engines = [_engine(runner, clock, holder=f"node{n}",
-                           stores=(PostgresRoutineStore(clean), PostgresRunLog(clean)))
-                   for n in range(2)]
-        await engines[0].add(_routine("shared", 60))
-        for _ in range(20):
-            clock.now += 60
-            ticks = await asyncio.gather(*(engine.tick() for engine in engines))
-            for tasks in ticks:
-                for task in tasks:
-                    await task
-        return len(runner.calls), list(PostgresRunLog(clean).runs("shared"))
-
-    calls, runs = asyncio.run(main())
-    assert calls == 20 and len(runs) == 20
-    assert len({run.scheduled_for for run in runs}) == 20  # type: ignore[attr-defined]
-    assert all(run.outcome is RunOutcome.OK for run in runs)  # type: ignore[attr-defined]
+    asyncio.run(twenty_occurrences_on_two_engines(
+        lambda: (PostgresRoutineStore(clean), PostgresRunLog(clean))))
 
 
 def test_two_services_on_one_postgres_share_a_routine_and_run_it_max_runs_times(
