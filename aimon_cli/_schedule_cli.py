@@ -221,8 +221,13 @@ def _load(
     yes: Annotated[bool, typer.Option("--yes", help="Trust them without asking.")] = False,
 ) -> None:
     """Schedule the project's .aimon/routines/*.md, once you trust what they run."""
-    from aimon_core.scheduling import describe, local_zone
-    from aimon_core.scheduling._files import read_routine_files, trust_files, trusted_items
+    from aimon_core.scheduling import (
+        describe,
+        local_zone,
+        read_routine_files,
+        trust_files,
+        trusted_items,
+    )
 
     folder = (project or Path.cwd()).resolve()
     files, problems = read_routine_files(folder, local=local_zone())

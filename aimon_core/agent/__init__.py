@@ -47,6 +47,7 @@ from aimon_core.agent._executor import AgentExecutor, Compactor, ExecutionReques
 from aimon_core.agent._frontmatter import (
     Frontmatter,
     NoFrontmatterError,
+    load_frontmatter_yaml,
     read_frontmatter,
     split_frontmatter,
     usable_name,
@@ -156,6 +157,7 @@ __all__ = [
     "gather_environment_sync",
     "load_agent_file",
     "load_builtin_agent",
+    "load_frontmatter_yaml",
     "new_execution_id",
     "parse_agent",
     "parse_frontmatter",

@@ -41,7 +41,7 @@ from aimon_core.config._settings import (
     TrustRequest,
 )
 from aimon_core.config._skill_trust import skill_hooks_trusted
-from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore
+from aimon_core.config._trust import TRUST_FILE_NAME, TrustStore, item_digest
 
 if TYPE_CHECKING:
     from aimon_core.config._sandbox import SandboxSettings
@@ -85,6 +85,7 @@ __all__ = [
     "check_server",
     "claude_user_dir",
     "expand",
+    "item_digest",
     "known_secrets",
     "load_settings",
     "own_read_filter",

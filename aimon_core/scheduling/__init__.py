@@ -24,7 +24,14 @@ if TYPE_CHECKING:
         SchedulingLimits,
         limits_from_settings,
     )
+    from aimon_core.scheduling._files import (
+        read_routine_files,
+        trust_files,
+        trusted_items,
+        vet_origin,
+    )
     from aimon_core.scheduling._notify import Notifier
+    from aimon_core.scheduling._postgres import PostgresRoutineStore, PostgresRunLog
     from aimon_core.scheduling._report import (
         list_lines,
         local_time,
@@ -89,6 +96,9 @@ _LAZY = {
     **dict.fromkeys(("ScheduleCall", "register_schedule"), "_command"),
     **dict.fromkeys(("AddChoice", "TriggerChoice", "add_request"), "_request"),
     "Notifier": "_notify",
+    **dict.fromkeys(("read_routine_files", "trust_files", "trusted_items", "vet_origin"),
+                    "_files"),
+    **dict.fromkeys(("PostgresRoutineStore", "PostgresRunLog"), "_postgres"),
     **dict.fromkeys(("list_lines", "local_time", "routine_report", "runs_lines"), "_report"),
     "schedule_tools": "_tools",
     **dict.fromkeys(("MemoryRoutineStore", "MemoryRunLog", "RoutineStore", "RunLog",
@@ -109,6 +119,8 @@ __all__ = [
     "MemoryRunLog",
     "Notifier",
     "Once",
+    "PostgresRoutineStore",
+    "PostgresRunLog",
     "Routine",
     "RoutineError",
     "RoutineLimits",
@@ -144,6 +156,7 @@ __all__ = [
     "local_zone",
     "next_time",
     "parse_duration",
+    "read_routine_files",
     "register_schedule",
     "routine_from_json",
     "routine_report",
@@ -154,4 +167,7 @@ __all__ = [
     "schedule_tools",
     "trigger_from_json",
     "trigger_to_json",
+    "trust_files",
+    "trusted_items",
+    "vet_origin",
 ]

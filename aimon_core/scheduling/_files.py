@@ -46,7 +46,7 @@ class RoutineFile:
 
 def routine_item(path: Path, text: str) -> str:
     """Return the trust digest of a routine file: its path and its text."""
-    from aimon_core.config._trust import item_digest
+    from aimon_core.config import item_digest
 
     return item_digest("routine", str(path), text)
 
@@ -80,7 +80,7 @@ def read_routine_files(project_root: Path, *, local: str
 
 def parse_routine_file(path: Path, text: str, *, project: str, local: str) -> Routine:
     """Return the routine a file defines; raise ValueError saying what is wrong."""
-    from aimon_core.agent._frontmatter import load_frontmatter_yaml, split_frontmatter
+    from aimon_core.agent import load_frontmatter_yaml, split_frontmatter
 
     front, body = split_frontmatter(text)
     data = load_frontmatter_yaml(front) if front is not None else None

@@ -66,7 +66,7 @@ class SessionRoutineRunner:
             unsubscribe = live.subscribe(watch.on_event)  # answers nothing: asks are refused
             try:
                 budget = live.budget().with_overrides(max_tokens=routine.limits.max_tokens)
-                result = await _turn(live.submit_async(routine.prompt, budget=budget), watch)
+                result = await _awaited(live.submit_async(routine.prompt, budget=budget), watch)
             finally:
                 unsubscribe()
             done = watch.result(result)
@@ -74,7 +74,7 @@ class SessionRoutineRunner:
         return done
 
 
-async def _turn(task: asyncio.Task[ExecutionResult], watch: _RunWatch
+async def _awaited(task: asyncio.Task[ExecutionResult], watch: _RunWatch
                 ) -> ExecutionResult | None:
     """Wait for the run's turn; None if it was interrupted before it told its result.
 

@@ -46,8 +46,7 @@ def make_engine(app: Application, paths: ServicePaths, stores: ServiceStores,
     settings name one; else the service's SQLite file), and the parts its runtimes get: the
     model's three scheduling tools, answered by the engine."""
     from aimon_core.runtime import RuntimeParts
-    from aimon_core.scheduling import schedule_tools
-    from aimon_core.scheduling._files import vet_origin
+    from aimon_core.scheduling import schedule_tools, vet_origin
 
     routines, runs = _stores(paths, stores, settings.routines_store)
 
@@ -73,7 +72,7 @@ def _stores(paths: ServicePaths, stores: ServiceStores, dsn: str
     if stores.routines is not None and stores.runs is not None:
         return stores.routines, stores.runs
     if dsn:
-        from aimon_core.scheduling._postgres import PostgresRoutineStore, PostgresRunLog
+        from aimon_core.scheduling import PostgresRoutineStore, PostgresRunLog
 
         return PostgresRoutineStore(dsn), PostgresRunLog(dsn)
     return SQLiteRoutineStore(paths.database), SQLiteRunLog(paths.database)
@@ -151,7 +150,7 @@ async def _add(engine: SchedulingEngine, params: Mapping[str, Any]) -> dict[str,
         raise RemoteError(ErrorCode.INVALID_PARAMS,
                           f"project {routine.project!r} is not an absolute folder")
     if routine.origin:  # a file's routine: scheduled only as its trusted file reads now
-        from aimon_core.scheduling._files import vet_origin
+        from aimon_core.scheduling import vet_origin
 
         why = await asyncio.to_thread(vet_origin, routine)
         if why:

@@ -22,8 +22,8 @@ from ._loopback import (
     StreamError,
 )
 from ._loopback_script import loads_script
-from ._run_store_contract import RunStoreContract
 from ._routine_contract import RoutineStoreContract
+from ._run_store_contract import RunStoreContract
 from ._service_contract import IdempotencyStoreContract, SessionInboxContract, SignalBusContract
 from ._store_contract import FakeClock, SessionRecordStoreContract, every_block_conversation
 
@@ -37,8 +37,8 @@ __all__ = [
     "Reply",
     "ResetConnection",
     "Responder",
-    "RunStoreContract",
     "RoutineStoreContract",
+    "RunStoreContract",
     "ScriptedLLMClient",
     "ScriptedLLMClientError",
     "ScriptedToolCall",

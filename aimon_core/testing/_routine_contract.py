@@ -16,16 +16,19 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 
-from aimon_core.scheduling._routine import (
+from aimon_core.scheduling import (
+    Cron,
+    Every,
+    Once,
     Routine,
     RoutineError,
     RoutineLimits,
     RoutineRun,
     RoutineState,
+    RoutineStore,
+    RunLog,
     RunOutcome,
 )
-from aimon_core.scheduling._store import RoutineStore, RunLog
-from aimon_core.scheduling._trigger import Cron, Every, Once
 
 
 def _routine(name: str = "nightly", **changes: object) -> Routine:
