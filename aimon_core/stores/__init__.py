@@ -1,0 +1,63 @@
+"""Networked stores: sessions and their coordination on PostgreSQL and Redis.
+
+The embedded stores (JSONL files, SQLite, the process) stay the default. Where a team runs
+aimon on more than one machine, the same protocols are served by engines people already run:
+
+- PostgreSQL (`postgresql://...`, `aimon[postgres]`): session records, leases with fencing,
+  the inbox, idempotency keys, and signals (`LISTEN/NOTIFY`).
+- Redis (`redis://...`, `aimon[redis]`): leases (`SET NX PX` and a fencing counter), signals
+  (pub/sub), the inbox (streams) and idempotency keys; paired with PostgreSQL records or
+  the file store.
+
+`open_backend(url)` opens what a URL names (`StoreBackend`); each backend passes the same
+contract suites as the embedded stores (`aimon_core.testing`). The drivers are imported only
+here, and only when such a URL is opened.
+"""
+
+from typing import TYPE_CHECKING
+
+from aimon_core._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from aimon_core.stores._errors import (
+        StoreError,
+        StoreSchemaError,
+        StoreUnavailableError,
+        StoreURLError,
+    )
+    from aimon_core.stores._pg import PostgresDatabase
+    from aimon_core.stores._pg_coordination import (
+        PostgresIdempotencyStore,
+        PostgresInbox,
+        PostgresSessionLeaseStore,
+        PostgresSignalBus,
+    )
+    from aimon_core.stores._pg_records import PostgresSessionRecordStore
+
+_LAZY = {
+    "StoreError": "_errors",
+    "StoreSchemaError": "_errors",
+    "StoreURLError": "_errors",
+    "StoreUnavailableError": "_errors",
+    "PostgresDatabase": "_pg",
+    "PostgresIdempotencyStore": "_pg_coordination",
+    "PostgresInbox": "_pg_coordination",
+    "PostgresSessionLeaseStore": "_pg_coordination",
+    "PostgresSignalBus": "_pg_coordination",
+    "PostgresSessionRecordStore": "_pg_records",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+__all__ = [
+    "PostgresDatabase",
+    "PostgresIdempotencyStore",
+    "PostgresInbox",
+    "PostgresSessionLeaseStore",
+    "PostgresSessionRecordStore",
+    "PostgresSignalBus",
+    "StoreError",
+    "StoreSchemaError",
+    "StoreURLError",
+    "StoreUnavailableError",
+]
