@@ -14,6 +14,7 @@ The checks are plain asserts; nothing here needs pytest.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from aimon_core.service import IdempotencyStore, SessionInbox, Signal, SignalBus
 
@@ -101,22 +102,41 @@ class IdempotencyStoreContract:
 
 
 class SignalBusContract:
-    """What every SignalBus does (the listeners may be on another node: a bus on one)."""
+    """What every SignalBus does (the listeners may be on another node: a bus on one).
+
+    A networked bus delivers on its own thread, after `publish` returns: the checks wait for
+    the handler (at most `DELIVERY_SECONDS`), never a fixed time.
+    """
+
+    DELIVERY_SECONDS = 10.0
 
     def make_store(self) -> SignalBus:
         """Return the bus (one bus: publishers and listeners share it)."""
         raise NotImplementedError
 
+    def listen(self, bus: SignalBus, session_id: str, heard: list[tuple[str, Signal]],
+               arrived: threading.Semaphore) -> Callable[[], None]:
+        """Subscribe a handler that records what it hears and releases `arrived`."""
+        def handler(signal: Signal) -> None:
+            heard.append((session_id, signal))
+            arrived.release()
+        return bus.subscribe(session_id, handler)
+
     def test_a_signal_reaches_the_sessions_listeners_only(self) -> None:
         bus = self.make_store()
         heard: list[tuple[str, Signal]] = []
-        stop_one = bus.subscribe("s1", lambda signal: heard.append(("s1", signal)))
-        bus.subscribe("s2", lambda signal: heard.append(("s2", signal)))
+        arrived = threading.Semaphore(0)
+        stop_one = self.listen(bus, "s1", heard, arrived)
+        self.listen(bus, "s2", heard, arrived)
         assert bus.publish("s1", Signal.INTERRUPT) == 1
+        assert arrived.acquire(timeout=self.DELIVERY_SECONDS)
         assert heard == [("s1", Signal.INTERRUPT)]
         stop_one()
         assert bus.publish("s1", Signal.CLOSE) == 0
-        assert heard == [("s1", Signal.INTERRUPT)]
+        # A signal to s2 sent after it arrives after it: s1's, had it been delivered, too.
+        assert bus.publish("s2", Signal.CLOSE) == 1
+        assert arrived.acquire(timeout=self.DELIVERY_SECONDS)
+        assert heard == [("s1", Signal.INTERRUPT), ("s2", Signal.CLOSE)]
 
     def test_unsubscribing_twice_is_harmless(self) -> None:
         bus = self.make_store()
@@ -124,3 +144,12 @@ class SignalBusContract:
         stop()
         stop()
         assert bus.publish("s1", Signal.INTERRUPT) == 0
+
+    def test_a_signal_reaches_a_listener_on_another_bus(self) -> None:
+        listener, publisher = self.make_store(), self.make_store()
+        heard: list[tuple[str, Signal]] = []
+        arrived = threading.Semaphore(0)
+        self.listen(listener, "s1", heard, arrived)
+        assert publisher.publish("s1", Signal.INTERRUPT) >= 1
+        assert arrived.acquire(timeout=self.DELIVERY_SECONDS)
+        assert heard == [("s1", Signal.INTERRUPT)]
