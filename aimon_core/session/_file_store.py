@@ -131,6 +131,8 @@ class FileSessionRecordStore:
         lines += [MessageLine(at=record.updated_at, message=m) for m in record.transcript]
         if record.snapshot != SessionSnapshot(transcript=record.transcript):
             lines.append(_side_line(record, record.updated_at))
+        if record.started_tool_ids:  # a copied session keeps its calls that may have run
+            lines.append(ToolStartedLine(at=record.updated_at, ids=record.started_tool_ids))
         folder = self._projects / project_key(record.project_root)
         with self._write_lock, _storage_errors():
             try:

@@ -179,12 +179,14 @@ class SessionRecordStoreContract:
             budget_override=BudgetOverride(max_tokens=10),
             compaction_failure_count=2,
             approvals=("Read(*)",),
+            started_tool_ids=("t2",),
         )
         make_store().create(record)
 
         loaded = make_store().load(record.id)
 
         assert loaded.transcript.messages == conversation
+        assert loaded.started_tool_ids == ("t2",)
         assert loaded.title == "Fix the failing test in parser.py please"
         assert loaded.snapshot == record.snapshot
 
