@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 
 class StoreError(Exception):
     """A networked store (PostgreSQL, Redis) could not be used."""
@@ -27,3 +29,13 @@ class StoreURLError(StoreError, ValueError):
         super().__init__(f"not a store URL: {url!r} ({reason})")
         self.url = url
         self.reason = reason
+
+
+def redacted(url: str) -> str:
+    """Return `url` without its password, for messages and lease descriptions."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = netloc[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))

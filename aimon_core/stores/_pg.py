@@ -10,12 +10,11 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from aimon_core.stores._errors import StoreSchemaError, StoreUnavailableError
+from aimon_core.stores._errors import StoreSchemaError, StoreUnavailableError, redacted
 
 # Each migration brings the schema from version N to N + 1; the version is kept in
 # aimon_schema. Never edit one that has shipped: add the next.
@@ -83,16 +82,6 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _MIGRATION_LOCK = 0x61696D6F6E  # "aimon"
 
 
-def redacted(url: str) -> str:
-    """Return `url` without its password, for messages and lease descriptions."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
-
-
 class PostgresDatabase:
     """A database aimon keeps its stores in: a connection pool, the schema checked once.
 
@@ -131,6 +120,10 @@ class PostgresDatabase:
                     raise
                 self._pool = pool
             return self._pool
+
+    def open(self) -> None:
+        """Open the pool and migrate the schema now (else on first use)."""
+        _ = self.pool
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
