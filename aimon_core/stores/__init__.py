@@ -19,6 +19,15 @@ from typing import TYPE_CHECKING
 from aimon_core._lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from aimon_core.stores._backend import (
+        CopyMismatchError,
+        CopyReport,
+        StoreBackend,
+        StoreChoice,
+        copy_sessions,
+        open_backend,
+        store_url,
+    )
     from aimon_core.stores._errors import (
         StoreError,
         StoreSchemaError,
@@ -33,8 +42,21 @@ if TYPE_CHECKING:
         PostgresSignalBus,
     )
     from aimon_core.stores._pg_records import PostgresSessionRecordStore
+    from aimon_core.stores._redis import (
+        RedisIdempotencyStore,
+        RedisInbox,
+        RedisSessionLeaseStore,
+        RedisSignalBus,
+    )
 
 _LAZY = {
+    "CopyMismatchError": "_backend",
+    "CopyReport": "_backend",
+    "StoreBackend": "_backend",
+    "StoreChoice": "_backend",
+    "copy_sessions": "_backend",
+    "open_backend": "_backend",
+    "store_url": "_backend",
     "StoreError": "_errors",
     "StoreSchemaError": "_errors",
     "StoreURLError": "_errors",
@@ -45,19 +67,34 @@ _LAZY = {
     "PostgresSessionLeaseStore": "_pg_coordination",
     "PostgresSignalBus": "_pg_coordination",
     "PostgresSessionRecordStore": "_pg_records",
+    "RedisIdempotencyStore": "_redis",
+    "RedisInbox": "_redis",
+    "RedisSessionLeaseStore": "_redis",
+    "RedisSignalBus": "_redis",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
+    "CopyMismatchError",
+    "CopyReport",
     "PostgresDatabase",
     "PostgresIdempotencyStore",
     "PostgresInbox",
     "PostgresSessionLeaseStore",
     "PostgresSessionRecordStore",
     "PostgresSignalBus",
+    "RedisIdempotencyStore",
+    "RedisInbox",
+    "RedisSessionLeaseStore",
+    "RedisSignalBus",
+    "StoreBackend",
+    "StoreChoice",
     "StoreError",
     "StoreSchemaError",
     "StoreURLError",
     "StoreUnavailableError",
+    "copy_sessions",
+    "open_backend",
+    "store_url",
 ]
