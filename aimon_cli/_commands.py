@@ -306,8 +306,37 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
         raise _fail(str(exc), 2 if isinstance(exc, RuntimeSetupError) else 1) from None
 
 
+def take_store_flag(args: list[str]) -> list[str]:
+    """Take `--store URL` (or `--store=URL`) out of the command line, into AIMON_STORE_URL
+    (so a service this command starts keeps the same store); return the rest."""
+    rest: list[str] = []
+    words = iter(args)
+    for arg in words:
+        if arg == "--store":
+            url = next(words, None)
+            if url is None:
+                raise _fail("--store needs a URL (postgresql://..., redis://..., file:)", 2)
+            os.environ["AIMON_STORE_URL"] = url
+        elif arg.startswith("--store="):
+            os.environ["AIMON_STORE_URL"] = arg.removeprefix("--store=")
+        else:
+            rest.append(arg)
+    return rest
+
+
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand app or the root command; exit with its status."""
+    if "--store" in args or any(arg.startswith("--store=") for arg in args):
+        try:
+            args = take_store_flag(args)
+        except CommandExitError as exc:
+            sys.stderr.write(f"aimon: {exc.message}\n")
+            raise SystemExit(exc.code) from None
+    if args and args[0] == "store":
+        from aimon_cli._store_cli import store_app
+
+        store_app(args[1:], prog_name="aimon store")
+        return
     if args and args[0] == "mcp":
         from aimon_cli._mcp_cli import mcp_app
 

@@ -91,8 +91,21 @@ def serve(*, idle_minutes: float | None, tcp: tuple[str, int] | None,
                              print_runner=run_print_request, on_ready=ready)
     _children.use_pidfd()
 
+    from aimon_cli._store import chosen_backend, default_store, store_is_chosen
+    from aimon_core.runtime import Application
+    from aimon_core.stores import StoreError
+
+    try:
+        store = default_store()
+    except StoreError as exc:
+        sys.stderr.write(f"aimon: {exc}\n")
+        return 1
+    # A networked store (--store, AIMON_STORE_URL, store.url) also holds the service's inbox,
+    # keys and signals, so services on several machines reach each other's sessions.
+    service_stores = chosen_backend().service if store_is_chosen() else None
+
     async def main() -> None:
-        service = Service(options)
+        service = Service(options, app=Application(store), stores=service_stores)
         loop = asyncio.get_running_loop()
         for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(number, service.stop)
@@ -107,3 +120,4 @@ def serve(*, idle_minutes: float | None, tcp: tuple[str, int] | None,
         sys.stderr.write(f"aimon: {exc}\n")
         return 2
     return 0
+

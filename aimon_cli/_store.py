@@ -7,19 +7,56 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from aimon_core.session import SessionStore, SessionSummary
+    from aimon_core.stores import StoreBackend
+
+
+_backend: StoreBackend | None = None
 
 
 def default_store() -> SessionStore:
-    """Return the session store under the user data directory."""
-    from aimon_core.session import (
-        FileSessionLeaseStore,
-        FileSessionRecordStore,
-        SessionStore,
-        user_data_dir,
-    )
+    """Return the session store: the file store under the user data directory, or the one
+    `--store` / AIMON_STORE_URL / the settings' `store.url` names (opened once)."""
+    if not store_is_chosen():
+        from aimon_core.session import (
+            FileSessionLeaseStore,
+            FileSessionRecordStore,
+            SessionStore,
+            user_data_dir,
+        )
 
-    base = user_data_dir()
-    return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+        base = user_data_dir()
+        return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+    return chosen_backend().store
+
+
+def chosen_backend() -> StoreBackend:
+    """Return the backend the flag, the environment or the settings choose (opened once)."""
+    global _backend
+    if _backend is None:
+        import sys
+
+        from aimon_core.stores import open_backend, store_url
+
+        choice = store_url()
+        for problem in choice.problems:
+            sys.stderr.write(f"aimon: {problem}\n")
+        _backend = open_backend(choice)
+    return _backend
+
+
+def store_is_chosen() -> bool:
+    """Tell whether a store other than the embedded one may be chosen (a cheap look: the
+    environment, and the word "store" in the user's settings)."""
+    import os
+
+    from aimon_core.session import user_config_dir
+
+    if os.environ.get("AIMON_STORE_URL") or os.environ.get("AIMON_STORE_COORDINATION"):
+        return True
+    try:
+        return b'"store"' in (user_config_dir() / "settings.json").read_bytes()
+    except OSError:
+        return False
 
 
 class _LazyStore:

@@ -28,6 +28,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     # prefer to the size of the pseudo-terminal a test gives `aimon`: never pass them on.
     for name in ("COLUMNS", "LINES"):
         monkeypatch.delenv(name, raising=False)
+    # The store is the embedded one unless a test chooses another.
+    for name in ("AIMON_STORE_URL", "AIMON_STORE_COORDINATION"):
+        monkeypatch.delenv(name, raising=False)
     home: Path = tmp_path_factory.mktemp("aimon-home")
     monkeypatch.setenv("AIMON_HOME", str(home))
     # Claude Code's user settings (~/.claude) are read too: never the real user's.

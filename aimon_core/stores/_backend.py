@@ -45,7 +45,7 @@ class StoreChoice:
     @property
     def name(self) -> str:
         """Describe the choice, passwords hidden (for messages and `aimon store info`)."""
-        text = redacted(self.url) if self.url else "file (embedded)"
+        text = redacted(self.url) if self.url not in (None, "", "file:") else "file (embedded)"
         return text + (f" + {redacted(self.coordination)}" if self.coordination else "")
 
 

@@ -1,0 +1,80 @@
+"""`aimon store info|migrate`: which store holds the sessions, and moving them to another."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+store_app = typer.Typer(add_completion=False, rich_markup_mode=None,
+                        help="Where sessions are stored, and copying them to another store.",
+                        context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@store_app.command("info")
+def info() -> None:
+    """Say which store is in use (--store, AIMON_STORE_URL, or settings' store.url)."""
+    from aimon_core.stores import StoreError, open_backend, store_url
+
+    choice = store_url()
+    for problem in choice.problems:
+        typer.echo(f"aimon: {problem}", err=True)
+    typer.echo(f"store: {choice.name}")
+    try:
+        backend = open_backend(choice)
+    except StoreError as exc:
+        typer.echo(f"aimon: {exc}", err=True)
+        raise typer.Exit(1) from None
+    try:
+        sessions = backend.store.records.list_sessions(None, limit=2**31 - 1)
+        typer.echo(f"sessions: {len(sessions)}")
+    finally:
+        backend.close()
+
+
+@store_app.command("migrate")
+def migrate(
+    to: Annotated[str, typer.Option("--to", metavar="URL",
+                                    help="the store to copy into (postgresql://..., file:///dir)")],
+    source: Annotated[str | None, typer.Option(
+        "--from", metavar="URL", help="the store to copy from (default: the one in use)")] = None,
+) -> None:
+    """Copy every session into another store, and check each copy by reading it back."""
+    from aimon_core.session import SessionError
+    from aimon_core.stores import (
+        CopyMismatchError,
+        StoreChoice,
+        StoreError,
+        copy_sessions,
+        open_backend,
+        store_url,
+    )
+
+    choice = StoreChoice(url=source) if source is not None else store_url()
+    target_choice = StoreChoice(url=to)
+    if choice.name == target_choice.name:
+        typer.echo("aimon: --to names the store sessions are copied from", err=True)
+        raise typer.Exit(2)
+    try:
+        origin = open_backend(choice)
+    except StoreError as exc:
+        typer.echo(f"aimon: {exc}", err=True)
+        raise typer.Exit(1) from None
+    try:
+        target = open_backend(target_choice)
+    except StoreError as exc:
+        origin.close()
+        typer.echo(f"aimon: {exc}", err=True)
+        raise typer.Exit(1) from None
+    try:
+        report = copy_sessions(origin.store.records, target.store.records,
+                               on_copied=lambda session_id: typer.echo(f"copied {session_id}"))
+    except (SessionError, CopyMismatchError, StoreError) as exc:
+        typer.echo(f"aimon: {exc}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        target.close()
+        origin.close()
+    typer.echo(f"{len(report.copied)} sessions copied ({report.messages} messages), checked; "
+               f"{len(report.skipped)} already there and equal; from {choice.name} to "
+               f"{target_choice.name}")
