@@ -311,7 +311,10 @@ def _send(
         done = _call(client, "session/send", params)
     outcome = done["outcome"]
     notes = {"started": "started a turn", "queued": "queued after the running turn",
-             "duplicate": "already delivered with this key: not sent again"}
+             "duplicate": "already delivered with this key: not sent again",
+             "routed": f"delivered to {done.get('holder', 'its holder')}" + (
+                 "" if done.get("heard") else ", which does not answer: this service takes "
+                 "the session over once its lease expires")}
     typer.echo(f"{done['session_id']}: {notes.get(outcome, outcome)}")
 
 
@@ -323,7 +326,8 @@ def _stop(
 ) -> None:
     """Interrupt the session's running turn."""
     with _failing(), connect(start=False, client_name="aimon stop") as client:
-        done = _call(client, "session/stop", {"session_id": session, "close": close})
+        done = _call(client, "session/stop", {"session_id": _session_id(client, session),
+                                              "close": close})
     what = "interrupted its turn" if done["interrupted"] else "no turn was running"
     typer.echo(f"{done['session_id']}: {what}" + ("; released" if done["closed"] else ""))
 

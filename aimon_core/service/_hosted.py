@@ -75,7 +75,16 @@ class HostedSession:
         # An attended session's questions wait for a client to answer (its state says so);
         # an unattended one's are refused at once, as print mode refuses them.
         self._unsubscribe = live.subscribe(self._on_event, answers=not options.unattended)
-        self._unlisten = signals.subscribe(str(live.id), self._on_signal)
+        loop = asyncio.get_running_loop()
+
+        def heard(signal: Signal) -> None:
+            # A networked bus calls from its own thread: the session is the loop's to touch.
+            if _on_loop(loop):
+                self._on_signal(signal)
+            else:
+                loop.call_soon_threadsafe(self._on_signal, signal)
+
+        self._unlisten = signals.subscribe(str(live.id), heard)
         self.rewakes = Rewakes(live, enabled=options.rewake, wake=self._wake.set)
         self._runner = asyncio.get_running_loop().create_task(self._run(),
                                                               name=f"hosted {live.id}")
@@ -165,8 +174,12 @@ class HostedSession:
 
     def _on_signal(self, signal: Signal) -> None:
         # CLOSE is the holder's to carry out: the service releases the session itself.
+        if self._closed:
+            return
         if signal is Signal.INTERRUPT:
             self.live.interrupt()
+        elif signal is Signal.WAKE:
+            self._wake.set()  # another service put text in the inbox
 
     # -- input
 
@@ -226,3 +239,10 @@ class HostedSession:
         await self.live.close()
         self._unsubscribe()
         self._on_change()
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

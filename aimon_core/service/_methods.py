@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from aimon_core.service._router import HeldElsewhere
 from aimon_core.service._stores import Signal
 from aimon_core.service._values import from_wire, to_wire
 from aimon_core.service._wire import PROTOCOL_VERSION, ErrorCode, RemoteError
@@ -139,6 +140,31 @@ async def session_for(service: Service, params: Mapping[str, Any]) -> HostedSess
         raise RemoteError(ErrorCode.SETUP_FAILED, str(exc)) from None
 
 
+async def routed_session(service: Service, params: Mapping[str, Any]
+                         ) -> tuple[HostedSession | HeldElsewhere, str]:
+    """Return the session the params name, hosted here (claimed if it is free) or held by
+    another service; and its project."""
+    from aimon_core.runtime import RuntimeSetupError
+    from aimon_core.session import SessionError, parse_session_id
+
+    text = _text(params, "session_id")
+    hosted = find_hosted(service, text)
+    if hosted is not None:
+        return hosted, str(hosted.live.project_root)
+    try:
+        session_id = parse_session_id(text)
+        record = await asyncio.to_thread(service.app.store.records.load, session_id)
+        found = await service.router.open(session_id, project_root=record.project_root,
+                                          flags=runtime_flags(params))
+    except ValueError:
+        raise RemoteError(ErrorCode.UNKNOWN_SESSION, f"no session {text!r}") from None
+    except SessionError as exc:
+        raise RemoteError(ErrorCode.SESSION_UNAVAILABLE, str(exc)) from None
+    except RuntimeSetupError as exc:
+        raise RemoteError(ErrorCode.SETUP_FAILED, str(exc)) from None
+    return found, record.project_root
+
+
 # ---------------------------------------------------------------------------- methods
 
 
@@ -225,21 +251,30 @@ async def _prompt(service: Service, connection: Connection, params: dict[str, An
 @_method("session/send")
 async def _send(service: Service, connection: Connection, params: dict[str, Any]
                 ) -> dict[str, Any]:
-    hosted = await session_for(service, params)
+    found, project_root = await routed_session(service, params)
+    session_id = found.session_id if isinstance(found, HeldElsewhere) else found.id
     text, key = _text(params, "text"), _text(params, "key", required=False)
     if key:
-        first = await asyncio.to_thread(service.stores.idempotency.claim, hosted.id, key,
+        first = await asyncio.to_thread(service.stores.idempotency.claim, session_id, key,
                                         {"delivered_at": time.time()})
         if first is not None:
-            return {"session_id": hosted.id, "outcome": "duplicate", "first": dict(first)}
-    outcome = await hosted.deliver(text, sender=f"pid {connection.peer_pid or '?'}")
-    return {"session_id": hosted.id, "outcome": outcome}
+            return {"session_id": session_id, "outcome": "duplicate", "first": dict(first)}
+    sender = f"pid {connection.peer_pid or '?'}"
+    if isinstance(found, HeldElsewhere):
+        heard = await service.router.send(found, text, sender=sender, project_root=project_root,
+                                          flags=runtime_flags(params))
+        return {"session_id": session_id, "outcome": "routed", "holder": found.holder,
+                "heard": heard}
+    outcome = await found.deliver(text, sender=sender)
+    return {"session_id": session_id, "outcome": outcome}
 
 
 @_method("session/stop")
 async def _stop(service: Service, connection: Connection, params: dict[str, Any]
                 ) -> dict[str, Any]:
-    hosted = hosted_only(service, params)
+    hosted = find_hosted(service, _text(params, "session_id"))
+    if hosted is None:
+        return await _stop_elsewhere(service, params)
     was_running = hosted.live.status().running_turn is not None
     signal = Signal.CLOSE if _flag(params, "close") else Signal.INTERRUPT
     heard = service.stores.signals.publish(hosted.id, signal)
@@ -247,6 +282,19 @@ async def _stop(service: Service, connection: Connection, params: dict[str, Any]
         await service.release(hosted)
     return {"session_id": hosted.id, "interrupted": was_running and heard > 0,
             "closed": signal is Signal.CLOSE}
+
+
+async def _stop_elsewhere(service: Service, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Interrupt a session another service holds (through the signal bus)."""
+    from aimon_core.session._ids import is_session_id
+
+    text = _text(params, "session_id")
+    if not is_session_id(text):
+        raise RemoteError(ErrorCode.UNKNOWN_SESSION, "the service hosts no such session")
+    heard = await service.router.stop(HeldElsewhere(session_id=text, holder="its holder"))
+    if heard == 0:
+        raise RemoteError(ErrorCode.UNKNOWN_SESSION, "no service hosts this session")
+    return {"session_id": text, "interrupted": True, "closed": False, "routed": True}
 
 
 @_method("session/answer")

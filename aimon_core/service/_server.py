@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from aimon_core.service._hosted import HostedOptions, HostedSession
 from aimon_core.service._paths import ServicePaths, environment_fingerprint
+from aimon_core.service._router import SessionRouter
 from aimon_core.service._settings import ServiceSettings
 from aimon_core.service._stores import (
     IdempotencyStore,
@@ -155,7 +156,8 @@ class Service:
         self.connections: dict[int, Connection] = {}
         self.started = time.time()
         self.fingerprint = environment_fingerprint(os.environ)
-        self.holder = f"aimon serve (pid {os.getpid()})"
+        self.holder = f"aimon serve (pid {os.getpid()} on {socket.gethostname()})"
+        self.router = SessionRouter(self)
         self._numbers = itertools.count(1)
         self._stopping = asyncio.Event()
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -246,6 +248,7 @@ class Service:
             connection.writer.close()
         await self.scheduling.aclose()  # runs going on are recorded as interrupted
         await self.notifier.aclose()
+        await self.router.aclose()
         crashed = False
         for hosted in list(self.sessions.values()):
             try:

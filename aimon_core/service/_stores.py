@@ -79,6 +79,7 @@ class Signal(enum.Enum):
 
     INTERRUPT = "interrupt"  # stop the running turn (`aimon stop ID`)
     CLOSE = "close"  # stop it and let the session go (`aimon stop ID --close`)
+    WAKE = "wake"  # look at the inbox: another service delivered to it (`aimon send`)
 
 
 SignalHandler = Callable[[Signal], None]

@@ -10,6 +10,9 @@
   means file records with Redis coordination, for services on one machine; as
   `{"store": {"coordination": URL}}` (or `AIMON_STORE_COORDINATION`) beside a PostgreSQL
   `url`, PostgreSQL records with Redis coordination.
+
+`leaseSeconds` (or AIMON_STORE_LEASE_SECONDS) sets how long a networked lease lives unless
+its holder renews it: a dead holder's sessions are free after that long (default 15).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
 ENV_URL = "AIMON_STORE_URL"
 ENV_COORDINATION = "AIMON_STORE_COORDINATION"
+ENV_LEASE_SECONDS = "AIMON_STORE_LEASE_SECONDS"
 _POSTGRES = ("postgresql://", "postgres://")
 _REDIS = ("redis://", "rediss://", "redis+unix://")
 
@@ -40,6 +44,7 @@ class StoreChoice:
 
     url: str | None = None
     coordination: str | None = None
+    lease_seconds: float | None = None  # a networked lease's life unless renewed (15 s)
     problems: tuple[str, ...] = ()
 
     @property
@@ -56,8 +61,23 @@ def store_url(flag: str | None = None, *, environ: Mapping[str, str] | None = No
     block, problems = _settings_block(settings_path)
     url = flag or env.get(ENV_URL) or _text(block, "url", problems)
     coordination = env.get(ENV_COORDINATION) or _text(block, "coordination", problems)
+    lease = _seconds(env.get(ENV_LEASE_SECONDS), problems) if env.get(ENV_LEASE_SECONDS) \
+        else _seconds(block.get("leaseSeconds"), problems)
     return StoreChoice(url=url or None, coordination=coordination or None,
-                       problems=tuple(problems))
+                       lease_seconds=lease, problems=tuple(problems))
+
+
+def _seconds(value: object, problems: list[str]) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if isinstance(value, bool) or not 0.2 <= seconds <= 3600:
+        problems.append("store.leaseSeconds must be a number of seconds from 0.2 to 3600")
+        return None
+    return seconds
 
 
 def _settings_block(path: Path | None) -> tuple[Mapping[str, Any], list[str]]:
@@ -77,7 +97,7 @@ def _settings_block(path: Path | None) -> tuple[Mapping[str, Any], list[str]]:
     if not isinstance(block, dict):
         return {}, [f"{path}: store must be an object"]
     problems = [f"{path}: store.{key}: unknown key" for key in block
-                if key not in ("url", "coordination")]
+                if key not in ("url", "coordination", "leaseSeconds")]
     return block, problems
 
 
@@ -119,6 +139,7 @@ def open_backend(choice: StoreChoice | str | None = None, *, data_dir: Path | No
     if not isinstance(choice, StoreChoice):
         choice = StoreChoice(url=choice)
     url, coordination = choice.url, choice.coordination
+    lease_seconds = lease_seconds or choice.lease_seconds
     if url is not None and url.startswith(_REDIS) and coordination is None:
         url, coordination = None, url
     closers: list[Callable[[], None]] = []
