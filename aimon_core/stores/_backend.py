@@ -5,11 +5,9 @@
 - no URL, or `file:` / `file:///folder`: the embedded stores (JSONL sessions and flock leases
   under aimon's data folder; the service's SQLite inbox and keys).
 - `postgresql://...` (or `postgres://`): everything in that database.
-- `redis://...`, `rediss://...`, `redis+unix:///socket`: only coordination (leases, signals,
-  inbox, keys), paired with records in PostgreSQL or in the file store. As the `url` it
-  means file records with Redis coordination, for services on one machine; as
-  `{"store": {"coordination": URL}}` (or `AIMON_STORE_COORDINATION`) beside a PostgreSQL
-  `url`, PostgreSQL records with Redis coordination.
+- `redis://...`, `rediss://...`, `redis+unix:///socket`: everything in Redis (records too);
+  or, as `{"store": {"coordination": URL}}` (or `AIMON_STORE_COORDINATION`) beside a
+  PostgreSQL or file `url`, only the coordination (leases, signals, inbox, keys) on Redis.
 
 `leaseSeconds` (or AIMON_STORE_LEASE_SECONDS) sets how long a networked lease lives unless
 its holder renews it: a dead holder's sessions are free after that long (default 15).
@@ -140,13 +138,17 @@ def open_backend(choice: StoreChoice | str | None = None, *, data_dir: Path | No
         choice = StoreChoice(url=choice)
     url, coordination = choice.url, choice.coordination
     lease_seconds = lease_seconds or choice.lease_seconds
-    if url is not None and url.startswith(_REDIS) and coordination is None:
-        url, coordination = None, url
     closers: list[Callable[[], None]] = []
     try:
-        records, leases, service = _open_records(url, data_dir, lease_seconds, closers)
-        if coordination is not None:
-            leases, service = _open_redis(coordination, lease_seconds, closers)
+        if url is not None and url.startswith(_REDIS):
+            records, leases, service = _open_redis(url, lease_seconds, closers, records=True)
+            if coordination not in (None, url):
+                raise StoreURLError(redacted(coordination or ""), "Redis records keep their "
+                                    "coordination in the same Redis")
+        else:
+            records, leases, service = _open_records(url, data_dir, lease_seconds, closers)
+        if coordination is not None and not (url or "").startswith(_REDIS):
+            _, leases, service = _open_redis(coordination, lease_seconds, closers)
         from aimon_core.session import SessionStore
 
         return StoreBackend(name=choice.name, store=SessionStore(records, leases),
@@ -171,8 +173,8 @@ def _open_records(url: str | None, data_dir: Path | None, lease_seconds: float |
         return FileSessionRecordStore(base), FileSessionLeaseStore(base), None
     if url.startswith(_POSTGRES):
         return _open_postgres(url, lease_seconds, closers)
-    raise StoreURLError(redacted(url), "aimon keeps sessions in postgresql:// databases or "
-                        "files; redis:// serves leases, signals, the inbox and keys")
+    raise StoreURLError(redacted(url), "aimon keeps sessions in postgresql://, redis:// "
+                        "or file: stores")
 
 
 def _open_postgres(url: str, lease_seconds: float | None, closers: list[Callable[[], None]]
@@ -200,8 +202,8 @@ def _open_postgres(url: str, lease_seconds: float | None, closers: list[Callable
     return PostgresSessionRecordStore(database), leases, service
 
 
-def _open_redis(url: str, lease_seconds: float | None, closers: list[Callable[[], None]]
-                ) -> tuple[Any, Any]:
+def _open_redis(url: str, lease_seconds: float | None, closers: list[Callable[[], None]],
+                *, records: bool = False) -> tuple[Any, Any, Any]:
     if not url.startswith(_REDIS):
         raise StoreURLError(redacted(url), "coordination is on redis:// (or the records' "
                             "own database)")
@@ -223,7 +225,11 @@ def _open_redis(url: str, lease_seconds: float | None, closers: list[Callable[[]
     closers.append(signals.close)
     service = ServiceStores(inbox=RedisInbox(client), idempotency=RedisIdempotencyStore(client),
                             signals=signals)
-    return leases, service
+    if not records:
+        return None, leases, service
+    from aimon_core.stores._redis_records import RedisSessionRecordStore
+
+    return RedisSessionRecordStore(client), leases, service
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,29 +38,16 @@ from aimon_core.session import (
     SessionTranscript,
     StaleLeaseError,
     message_from_json,
-    message_to_json,
     title_from,
     unanswered_tool_ids,
 )
-from aimon_core.session._codec import SideLine, line_from_json, line_to_json
+from aimon_core.session._codec import SideLine, line_to_json
 from aimon_core.session._lease import check_lease
 from aimon_core.session._store import Clock, utc_now
 from aimon_core.stores._pg import PostgresDatabase
+from aimon_core.stores._rows import decode_message, encode_message, side_of, with_side
 
 Cursor = psycopg.Cursor[tuple[Any, ...]]
-
-
-def encode_message(message: Message) -> str:
-    """Encode a message as stored (ASCII JSON: a lone surrogate cannot fail the write)."""
-    return json.dumps(message_to_json(message), ensure_ascii=True, separators=(",", ":"))
-
-
-def decode_message(body: str) -> Message:
-    """Decode a stored message; raise SessionCodecError when it is not one."""
-    try:
-        return message_from_json(json.loads(body))
-    except (ValueError, RecursionError) as exc:
-        raise SessionCodecError(f"invalid JSON ({exc})") from None
 
 
 class PostgresSessionRecordStore:
@@ -81,7 +68,7 @@ class PostgresSessionRecordStore:
                     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     (record.id, record.project_root, record.agent_ref, record.created_at,
                      record.updated_at, record.title or title_from(messages), len(messages),
-                     len(messages), _side(record), json.dumps(record.started_tool_ids)))
+                     len(messages), side_of(record), json.dumps(record.started_tool_ids)))
             except pg_errors.UniqueViolation:
                 raise SessionExistsError(record.id) from None
             _insert_messages(cur, record.id, 0, messages)
@@ -123,7 +110,7 @@ class PostgresSessionRecordStore:
             updated_at=updated, title=title,
             transcript=SessionTranscript(messages=tuple(messages)),
             started_tool_ids=tuple(json.loads(started)), load_warnings=tuple(warnings))
-        return _with_side(record, side, warnings)
+        return with_side(record, side, warnings)
 
     def append(
         self,
@@ -269,31 +256,6 @@ def _insert_messages(cur: Cursor, session_id: str, first: int,
         cur.executemany("INSERT INTO aimon_messages (session_id, seq, body) VALUES (%s, %s, %s)",
                         [(session_id, first + n, encode_message(m))
                          for n, m in enumerate(messages)])
-
-
-def _side(record: SessionRecord) -> str:
-    return line_to_json(SideLine(
-        at=record.updated_at, totals=record.totals, budget_override=record.budget_override,
-        compaction_failure_count=record.compaction_failure_count, approvals=record.approvals,
-        reads=record.reads, model_choice=record.model_choice))
-
-
-def _with_side(record: SessionRecord, side: str | None, warnings: list[str]) -> SessionRecord:
-    import dataclasses
-
-    if side is None:
-        return record
-    try:
-        line = line_from_json(side)
-    except SessionCodecError as exc:
-        warnings.append(f"side state skipped: {exc}")
-        return dataclasses.replace(record, load_warnings=tuple(warnings))
-    if not isinstance(line, SideLine):
-        return record
-    return dataclasses.replace(
-        record, totals=line.totals, budget_override=line.budget_override,
-        compaction_failure_count=line.compaction_failure_count, approvals=line.approvals,
-        reads=line.reads, model_choice=line.model_choice)
 
 
 def _time(value: object) -> datetime:

@@ -5,7 +5,9 @@ the server:
 
 - leases: `aimon:lease:<id>` = "<token> <holder>", set only where absent, with an expiry
   (`SET NX PX`), the token from `aimon:fence:<id>` (INCR, never below the clock in
-  microseconds, so a flushed Redis still hands out tokens newer than any before);
+  microseconds, so a flushed Redis still hands out tokens newer than any before); granting
+  one raises the fence of a session kept in Redis (`_redis_records.py`), so the previous
+  holder's writes are refused from then on;
 - the inbox: one stream per session (`aimon:inbox:<id>`), item ids from `aimon:inbox:ids`,
   `aimon:inbox:where` mapping an item to its stream entry; `take` deletes the entry once;
 - idempotency: `aimon:key:<scope>:<key>` set NX, claim times in a sorted set for `forget_before`;
@@ -40,6 +42,10 @@ local token = redis.call('INCR', KEYS[2])
 local floor = tonumber(ARGV[3])
 if token < floor then redis.call('SET', KEYS[2], ARGV[3]); token = floor end
 redis.call('SET', KEYS[1], string.format('%.0f', token) .. ' ' .. ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  local fence = tonumber(redis.call('HGET', KEYS[3], 'fence') or '0')
+  if token > fence then redis.call('HSET', KEYS[3], 'fence', string.format('%.0f', token)) end
+end
 return {token, ''}
 """
 _RENEW = """
@@ -111,7 +117,8 @@ class RedisSessionLeaseStore:
     def acquire(self, session_id: SessionId, holder: str) -> SessionLease:
         """Take the lease on `session_id`; raise SessionLockedError naming the current holder."""
         token, held = self._acquire(
-            keys=[f"aimon:lease:{session_id}", f"aimon:fence:{session_id}"],
+            keys=[f"aimon:lease:{session_id}", f"aimon:fence:{session_id}",
+                  f"aimon:s:{session_id}"],
             args=[holder, int(self.ttl * 1000), time.time_ns() // 1000])
         if int(token) == 0:
             raise SessionLockedError(session_id, str(held).partition(" ")[2] or "another holder")

@@ -102,3 +102,36 @@ def test_copying_file_sessions_to_postgres_and_back(tmp_path: Path, postgres_url
         assert back.store.records.load(ids[0]).started_tool_ids == ("c0",)
     finally:
         target.close()
+
+
+def test_redis_alone_keeps_everything(tmp_path: Path, redis_url: str) -> None:
+    from aimon_core.stores._redis import connect
+
+    client = connect(redis_url)
+    client.flushdb()
+    client.close()
+    source = open_backend(None, data_dir=tmp_path / "a")
+    ids = _stored_sessions(source.store.records, 2)
+    target = open_backend(redis_url)
+    try:
+        assert type(target.store.records).__name__ == "RedisSessionRecordStore"
+        assert type(target.store.leases).__name__ == "RedisSessionLeaseStore"
+        assert target.service is not None
+        assert sorted(copy_sessions(source.store.records, target.store.records).copied) == \
+            sorted(ids)
+        claimed = target.store.claim(ids[0], project_root="/p/0", agent_ref="default")
+        assert claimed.record.started_tool_ids == ("c0",)
+        target.store.release(claimed)
+    finally:
+        target.close()
+
+
+def test_postgres_records_with_redis_coordination(postgres_url: str, redis_url: str) -> None:
+    backend = open_backend(StoreChoice(url=postgres_url, coordination=redis_url))
+    try:
+        assert type(backend.store.records).__name__ == "PostgresSessionRecordStore"
+        assert type(backend.store.leases).__name__ == "RedisSessionLeaseStore"
+        assert backend.service is not None
+        assert type(backend.service.signals).__name__ == "RedisSignalBus"
+    finally:
+        backend.close()

@@ -1,14 +1,26 @@
-"""The lease, inbox, idempotency and signal contracts on Redis."""
+"""The record, lease, inbox, idempotency and signal contracts on Redis."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
+from aimon_core.llm import Message
 from aimon_core.service import IdempotencyStore, SessionInbox, SignalBus
-from aimon_core.session import SessionLeaseStore
-from aimon_core.testing import IdempotencyStoreContract, SessionInboxContract, SignalBusContract
+from aimon_core.session import (
+    SessionLease,
+    SessionLeaseStore,
+    SessionLockedError,
+    SessionRecordStore,
+)
+from aimon_core.testing import (
+    IdempotencyStoreContract,
+    SessionInboxContract,
+    SessionRecordStoreContract,
+    SignalBusContract,
+)
 from aimon_core.testing._lease_contract import (
     ExpiringLeaseStoreContract,
     SessionLeaseStoreContract,
@@ -64,3 +76,43 @@ class TestRedisSignalBus(_OnRedis, SignalBusContract):
         bus = RedisSignalBus(self.client)
         self.closers.append(bus)
         return bus
+
+
+class TestRedisSessionRecordStore(_OnRedis, SessionRecordStoreContract):
+    def make_store(self) -> SessionRecordStore:
+        from aimon_core.stores._redis_records import RedisSessionRecordStore
+
+        return RedisSessionRecordStore(self.client, clock=self.clock)
+
+
+def test_a_redis_lease_fences_out_the_previous_holder_in_redis_records(redis_url: str) -> None:
+    from aimon_core.session import SessionRecord, StaleLeaseError
+    from aimon_core.stores._redis import RedisSessionLeaseStore, connect
+    from aimon_core.stores._redis_records import RedisSessionRecordStore
+
+    client = connect(redis_url)
+    client.flushdb()
+    records = RedisSessionRecordStore(client)
+    record = SessionRecord.new(project_root="/p", agent_ref="default")
+    records.create(record)
+    old = RedisSessionLeaseStore(client, ttl=0.3, renew_every=0).acquire(record.id, "A")
+    records.append(record.id, [Message.user("from A")], lease=old)
+    leases = RedisSessionLeaseStore(client, ttl=5)
+    deadline = time.monotonic() + 10
+    while True:  # A's lease (0.3 s, never renewed: A died) expires on Redis's clock
+        try:
+            newer = leases.acquire(record.id, "B")
+            break
+        except SessionLockedError:
+            assert time.monotonic() < deadline, "A's lease never expired"
+            time.sleep(0.02)
+    # A never learns that it lost the lease (its lease object says nothing): Redis refuses.
+    stale = SessionLease(session_id=record.id, holder="A", token=old.token,
+                         release=lambda: None, newest_token=lambda: None)
+    with pytest.raises(StaleLeaseError):
+        records.append(record.id, [Message.user("late from A")], lease=stale)
+    records.append(record.id, [Message.user("from B")], lease=newer)
+    assert [m.text for m in records.load(record.id).transcript] == ["from A", "from B"]
+    newer.release()
+    leases.close()
+    client.close()
