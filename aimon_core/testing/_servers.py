@@ -93,9 +93,14 @@ def _run_as(user: str | None, argv: list[str], *, check: bool = True
     return subprocess.run(argv, check=check, capture_output=True, timeout=120)
 
 
-def start_postgres() -> RunningServer:
+def start_postgres(*, durable: bool = False) -> RunningServer:
     """Start a PostgreSQL server in a new temporary folder; return it once it takes
-    connections."""
+    connections.
+
+    Args:
+        durable: fsync as a real server does (benchmarks); tests leave it off, since what
+            they check does not depend on the disk.
+    """
     user = _server_user()
     folder = Path(tempfile.mkdtemp(prefix="aimon-pg-"))
     if user is not None:
@@ -106,8 +111,9 @@ def start_postgres() -> RunningServer:
     try:
         _run_as(user, [_pg_binary("initdb"), "-D", str(data), "-U", "aimon", "--auth=trust",
                        "-E", "UTF8", "--no-sync", "--no-instructions"])
-        options = (f"-k {folder} -c listen_addresses='' -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
+        options = f"-k {folder} -c listen_addresses='' -c max_connections=60"
+        if not durable:
+            options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         _run_as(user, [_pg_binary("pg_ctl"), "start", "-w", "-t", "60", "-D", str(data),
                        "-l", str(folder / "log"), "-o", options])
         _run_as(user, [_pg_binary("createdb") if Path(_pg_binary("createdb")).is_file()
