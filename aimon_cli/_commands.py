@@ -326,6 +326,18 @@ def take_store_flag(args: list[str]) -> list[str]:
 
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand app or the root command; exit with its status."""
+    from aimon_core.stores._errors import StoreError
+
+    try:
+        _run(args)
+    except StoreError as exc:  # the chosen store (--store, AIMON_STORE_URL) is unusable
+        sys.stderr.write(f"aimon: {exc}\n")
+        from aimon_cli._exit import leave
+
+        leave(1)
+
+
+def _run(args: list[str]) -> None:
     if "--store" in args or any(arg.startswith("--store=") for arg in args):
         try:
             args = take_store_flag(args)

@@ -6,8 +6,8 @@ aimon on more than one machine, the same protocols are served by engines people 
 - PostgreSQL (`postgresql://...`, `aimon[postgres]`): session records, leases with fencing,
   the inbox, idempotency keys, and signals (`LISTEN/NOTIFY`).
 - Redis (`redis://...`, `aimon[redis]`): leases (`SET NX PX` and a fencing counter), signals
-  (pub/sub), the inbox (streams) and idempotency keys; paired with PostgreSQL records or
-  the file store.
+  (pub/sub), the inbox (streams) and idempotency keys, beside PostgreSQL or file records
+  (`store.coordination`); or everything, records too (`store.url`).
 
 `open_backend(url)` opens what a URL names (`StoreBackend`); each backend passes the same
 contract suites as the embedded stores (`aimon_core.testing`). The drivers are imported only
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         RedisSessionLeaseStore,
         RedisSignalBus,
     )
+    from aimon_core.stores._redis_records import RedisSessionRecordStore
 
 _LAZY = {
     "CopyMismatchError": "_backend",
@@ -71,6 +72,7 @@ _LAZY = {
     "RedisInbox": "_redis",
     "RedisSessionLeaseStore": "_redis",
     "RedisSignalBus": "_redis",
+    "RedisSessionRecordStore": "_redis_records",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
@@ -87,6 +89,7 @@ __all__ = [
     "RedisIdempotencyStore",
     "RedisInbox",
     "RedisSessionLeaseStore",
+    "RedisSessionRecordStore",
     "RedisSignalBus",
     "StoreBackend",
     "StoreChoice",

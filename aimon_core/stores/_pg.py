@@ -102,22 +102,21 @@ class PostgresDatabase:
         """Return the pool, opened (and the schema migrated) on first use."""
         with self._lock:
             if self._pool is None:
+                # One plain connection first: a wrong URL or a server that is down fails at
+                # once with libpq's own words (a pool would retry until its timeout).
+                try:
+                    with psycopg.connect(self.url, autocommit=True,
+                                         connect_timeout=10) as connection:
+                        migrate(connection)
+                except psycopg.Error as exc:
+                    raise StoreUnavailableError(self.name, str(exc).strip()) from exc
                 pool = ConnectionPool(self.url, min_size=1, max_size=self._max, open=False,
                                       kwargs={"autocommit": True}, name="aimon")
                 try:
                     pool.open(wait=True, timeout=10.0)
-                except psycopg.Error as exc:
+                except Exception as exc:  # psycopg.Error, or psycopg_pool's PoolTimeout
                     pool.close()
                     raise StoreUnavailableError(self.name, str(exc)) from exc
-                except Exception as exc:  # psycopg_pool's PoolTimeout
-                    pool.close()
-                    raise StoreUnavailableError(self.name, str(exc)) from exc
-                try:
-                    with pool.connection() as connection:
-                        migrate(connection)
-                except BaseException:
-                    pool.close()
-                    raise
                 self._pool = pool
             return self._pool
 

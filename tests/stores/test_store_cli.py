@@ -78,6 +78,9 @@ def test_migrate_copies_every_session_and_checks_it(tmp_path: Path, empty_postgr
 def test_an_unreachable_store_is_told_plainly(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "AIMON_HOME": str(tmp_path / "home"),
            "AIMON_STORE_URL": f"postgresql://nobody@/none?host={tmp_path}&connect_timeout=2"}
-    done = _aimon(env, tmp_path, "store", "info")
-    assert done.returncode == 1
-    assert "cannot reach the store" in done.stderr
+    for args in (("store", "info"), ("sessions", "list"),
+                 ("--provider", "openai", "--model", "m", "-p", "hi")):
+        done = _aimon(env, tmp_path, *args)
+        assert done.returncode == 1, (args, done)
+        assert "cannot reach the store" in done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
