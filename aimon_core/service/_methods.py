@@ -263,10 +263,14 @@ async def _send(service: Service, connection: Connection, params: dict[str, Any]
     if isinstance(found, HeldElsewhere):
         heard = await service.router.send(found, text, sender=sender, project_root=project_root,
                                           flags=runtime_flags(params))
-        return {"session_id": session_id, "outcome": "routed", "holder": found.holder,
-                "heard": heard}
-    outcome = await found.deliver(text, sender=sender)
-    return {"session_id": session_id, "outcome": outcome}
+        done: dict[str, Any] = {"session_id": session_id, "outcome": "routed",
+                                "holder": found.holder, "heard": heard}
+    else:
+        done = {"session_id": session_id, "outcome": await found.deliver(text, sender=sender)}
+    if key:  # delivered: a retry with this key gets this answer, however late
+        await asyncio.to_thread(service.stores.idempotency.finish, session_id, key,
+                                {"delivered_at": time.time(), "outcome": done["outcome"]})
+    return done
 
 
 @_method("session/stop")

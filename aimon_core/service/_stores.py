@@ -3,7 +3,9 @@
 - `SessionInbox`: any sender delivers text to a session; whoever holds the session takes
   each item, at most once (`take` is True for one taker only), and runs it as a turn.
 - `IdempotencyStore`: a key given with a submission is claimed once; the same key again
-  returns what the first claim stored, so a retried `aimon send --key K` runs once.
+  returns what the first claim stored, so a retried `aimon send --key K` runs once. A key is
+  in flight from its claim until `finish`; one still in flight after `HOLD_SECONDS` is taken
+  as lost with its holder (a crash between claim and delivery), and the next claim wins.
 - `SignalBus`: signals to the holder of a session (interrupt its turn, close it).
 
 The embedded implementations keep the inbox and the keys in one SQLite file in the service's
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -60,13 +63,23 @@ class SessionInbox(Protocol):
         ...
 
 
+# How long a claimed key may stay in flight (claimed, not finished) before a claimer that
+# died with it is given up on: the seeds' short secondary TTL.
+HOLD_SECONDS = 30.0
+
+
 class IdempotencyStore(Protocol):
     """Keys that make a submission run at most once."""
 
     def claim(self, scope: str, key: str, outcome: Mapping[str, Any]
               ) -> Mapping[str, Any] | None:
-        """Claim `key` in `scope` with `outcome`; None if this is the first claim, else the
-        outcome the first claim stored."""
+        """Claim `key` in `scope` with `outcome`; None if this is the first claim (or the
+        first claimer never finished within its hold time), else the outcome stored: the
+        first claim's, or its `finish` outcome."""
+        ...
+
+    def finish(self, scope: str, key: str, outcome: Mapping[str, Any]) -> None:
+        """Mark a claimed key done with `outcome` (it is kept until `forget_before`)."""
         ...
 
     def forget_before(self, moment: float) -> int:
@@ -141,25 +154,35 @@ class MemoryInbox:
 class MemoryIdempotencyStore:
     """An IdempotencyStore in memory."""
 
-    def __init__(self, clock: Clock = time.time) -> None:
-        self._keys: dict[tuple[str, str], tuple[float, Mapping[str, Any]]] = {}
+    def __init__(self, clock: Clock = time.time, *, hold_seconds: float = HOLD_SECONDS) -> None:
+        # (scope, key) -> (claimed at, outcome, done)
+        self._keys: dict[tuple[str, str], tuple[float, Mapping[str, Any], bool]] = {}
         self._clock = clock
+        self._hold = hold_seconds
         self._lock = threading.Lock()
 
     def claim(self, scope: str, key: str, outcome: Mapping[str, Any]
               ) -> Mapping[str, Any] | None:
-        """Claim `key`; None if first, else the first claim's outcome."""
+        """Claim `key`; None if first (or its first claim was lost), else what is stored."""
+        with self._lock:
+            now = self._clock()
+            found = self._keys.get((scope, key))
+            if found is not None and (found[2] or found[0] + self._hold > now):
+                return found[1]
+            self._keys[(scope, key)] = (now, dict(outcome), False)
+            return None
+
+    def finish(self, scope: str, key: str, outcome: Mapping[str, Any]) -> None:
+        """Mark the key done with `outcome`."""
         with self._lock:
             found = self._keys.get((scope, key))
             if found is not None:
-                return found[1]
-            self._keys[(scope, key)] = (self._clock(), dict(outcome))
-            return None
+                self._keys[(scope, key)] = (found[0], dict(outcome), True)
 
     def forget_before(self, moment: float) -> int:
         """Forget keys claimed before `moment`."""
         with self._lock:
-            old = [k for k, (when, _) in self._keys.items() if when < moment]
+            old = [k for k, (when, _, _) in self._keys.items() if when < moment]
             for k in old:
                 del self._keys[k]
             return len(old)
@@ -201,8 +224,10 @@ CREATE TABLE IF NOT EXISTS inbox (
 CREATE INDEX IF NOT EXISTS inbox_pending ON inbox (session_id) WHERE taken_at IS NULL;
 CREATE TABLE IF NOT EXISTS idempotency (
     scope TEXT NOT NULL, key TEXT NOT NULL, claimed_at REAL NOT NULL, outcome TEXT NOT NULL,
-    PRIMARY KEY (scope, key));
+    done INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (scope, key));
 """
+# Added to a database made before keys had a done state: keys claimed then count as done.
+_DONE_COLUMN = "ALTER TABLE idempotency ADD COLUMN done INTEGER NOT NULL DEFAULT 1"
 
 
 
@@ -250,22 +275,49 @@ class SQLiteInbox:
 class SQLiteIdempotencyStore:
     """An IdempotencyStore in a SQLite file (the keys survive a crash of the service)."""
 
-    def __init__(self, path: Path, clock: Clock = time.time) -> None:
+    def __init__(self, path: Path, clock: Clock = time.time, *,
+                 hold_seconds: float = HOLD_SECONDS) -> None:
         self._db = SQLiteFile(path, _SCHEMA)
+        self._upgraded = False
         self._clock = clock
+        self._hold = hold_seconds
 
     def claim(self, scope: str, key: str, outcome: Mapping[str, Any]
               ) -> Mapping[str, Any] | None:
-        """Claim `key`; None if first, else the first claim's outcome."""
+        """Claim `key`; None if first (or its first claim was lost), else what is stored."""
+        now = self._clock()
         with self._db.connect() as db:
-            cursor = db.execute("INSERT OR IGNORE INTO idempotency VALUES (?, ?, ?, ?)",
-                                (scope, key, self._clock(), json.dumps(dict(outcome))))
-            if cursor.rowcount == 1:
+            self._upgrade(db)
+            db.execute("BEGIN IMMEDIATE")  # one claimer at a time decides
+            try:
+                row = db.execute("SELECT claimed_at, outcome, done FROM idempotency WHERE "
+                                 "scope = ? AND key = ?", (scope, key)).fetchone()
+                if row is not None and (row[2] or row[0] + self._hold > now):
+                    stored = json.loads(row[1])
+                    return stored if isinstance(stored, dict) else {}
+                db.execute("INSERT OR REPLACE INTO idempotency (scope, key, claimed_at, outcome,"
+                           " done) VALUES (?, ?, ?, ?, 0)",
+                           (scope, key, now, json.dumps(dict(outcome))))
                 return None
-            row = db.execute("SELECT outcome FROM idempotency WHERE scope = ? AND key = ?",
-                             (scope, key)).fetchone()
-        stored = json.loads(row[0]) if row is not None else {}
-        return stored if isinstance(stored, dict) else {}
+            finally:
+                db.execute("COMMIT")
+
+    def finish(self, scope: str, key: str, outcome: Mapping[str, Any]) -> None:
+        """Mark the key done with `outcome`."""
+        with self._db.connect() as db:
+            self._upgrade(db)
+            db.execute("UPDATE idempotency SET outcome = ?, done = 1 WHERE scope = ? AND key = ?",
+                       (json.dumps(dict(outcome)), scope, key))
+
+    def _upgrade(self, db: sqlite3.Connection) -> None:
+        """Add the done column to a database made before keys had one (once per store)."""
+        if self._upgraded:
+            return
+        columns = {row[1] for row in db.execute("PRAGMA table_info(idempotency)")}
+        if "done" not in columns:
+            with contextlib.suppress(sqlite3.OperationalError):  # another did it first
+                db.execute(_DONE_COLUMN)
+        self._upgraded = True
 
     def forget_before(self, moment: float) -> int:
         """Forget keys claimed before `moment`."""

@@ -67,6 +67,7 @@ MIGRATIONS: tuple[str, ...] = (
         key text NOT NULL,
         claimed_at double precision NOT NULL,
         outcome text NOT NULL DEFAULT '{}',
+        done boolean NOT NULL DEFAULT false,
         PRIMARY KEY (scope, key));
     CREATE INDEX aimon_idempotency_age ON aimon_idempotency (claimed_at);
     CREATE SEQUENCE aimon_fence;

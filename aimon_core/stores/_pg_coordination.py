@@ -5,7 +5,8 @@
   session's `fence`, so the previous holder's writes are refused from that moment. A holder
   renews its leases (`LeaseKeeper`); one that dies loses them after `ttl` seconds.
 - `PostgresInbox`: rows, taken once (`UPDATE ... WHERE taken_at IS NULL`).
-- `PostgresIdempotencyStore`: `INSERT ... ON CONFLICT DO NOTHING`.
+- `PostgresIdempotencyStore`: `INSERT ... ON CONFLICT`, taking over only a key whose claimer
+  never finished it within the hold time.
 - `PostgresSignalBus`: `LISTEN/NOTIFY` on one channel; each bus listens on a connection of its
   own and records which sessions it listens for, so `publish` can say how many heard it.
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 import psycopg
 
-from aimon_core.service._stores import InboxItem, Signal, SignalHandler
+from aimon_core.service._stores import HOLD_SECONDS, InboxItem, Signal, SignalHandler
 from aimon_core.session import SessionId, SessionLease, SessionLockedError
 from aimon_core.stores._keeper import LeaseKeeper
 from aimon_core.stores._pg import PostgresDatabase
@@ -141,27 +142,38 @@ class PostgresInbox:
 
 
 class PostgresIdempotencyStore:
-    """An IdempotencyStore in PostgreSQL: the first claim of a key wins, on any node."""
+    """An IdempotencyStore in PostgreSQL: the first claim of a key wins, on any node; a
+    claim left in flight past `hold_seconds` (its claimer died) is taken by the next."""
 
-    def __init__(self, database: PostgresDatabase, clock: Callable[[], float] = time.time
-                 ) -> None:
+    def __init__(self, database: PostgresDatabase, clock: Callable[[], float] = time.time, *,
+                 hold_seconds: float = HOLD_SECONDS) -> None:
         self.database = database
         self._clock = clock
+        self._hold = hold_seconds
 
     def claim(self, scope: str, key: str, outcome: Mapping[str, Any]
               ) -> Mapping[str, Any] | None:
-        """Claim `key`; None if first, else the first claim's outcome."""
+        """Claim `key`; None if first (or its first claim was lost), else what is stored."""
+        now = self._clock()
         with self.database.connection() as db:
             row = db.execute(
-                "INSERT INTO aimon_idempotency (scope, key, claimed_at, outcome) "
-                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1",
-                (scope, key, self._clock(), json.dumps(dict(outcome)))).fetchone()
+                "INSERT INTO aimon_idempotency AS k (scope, key, claimed_at, outcome) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (scope, key) DO UPDATE SET "
+                "claimed_at = EXCLUDED.claimed_at, outcome = EXCLUDED.outcome "
+                "WHERE NOT k.done AND k.claimed_at + %s <= %s RETURNING 1",
+                (scope, key, now, json.dumps(dict(outcome)), self._hold, now)).fetchone()
             if row is not None:
                 return None
             found = db.execute("SELECT outcome FROM aimon_idempotency WHERE scope = %s "
                                "AND key = %s", (scope, key)).fetchone()
         stored = json.loads(str(found[0])) if found is not None else {}
         return stored if isinstance(stored, dict) else {}
+
+    def finish(self, scope: str, key: str, outcome: Mapping[str, Any]) -> None:
+        """Mark the key done with `outcome`."""
+        with self.database.connection() as db:
+            db.execute("UPDATE aimon_idempotency SET outcome = %s, done = true "
+                       "WHERE scope = %s AND key = %s", (json.dumps(dict(outcome)), scope, key))
 
     def forget_before(self, moment: float) -> int:
         """Forget keys claimed before `moment`."""

@@ -10,7 +10,9 @@ the server:
   holder's writes are refused from then on;
 - the inbox: one stream per session (`aimon:inbox:<id>`), item ids from `aimon:inbox:ids`,
   `aimon:inbox:where` mapping an item to its stream entry; `take` deletes the entry once;
-- idempotency: `aimon:key:<scope>:<key>` set NX, claim times in a sorted set for `forget_before`;
+- idempotency: `aimon:key:<scope, key>` = "<done> <claimed at> <outcome>", claimed where absent
+  or where its claimer never finished within the hold time; claim times in a sorted set for
+  `forget_before`;
 - signals: `PUBLISH aimon:signal:<id>`; each bus holds one subscriber connection.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 
 import redis
 
-from aimon_core.service._stores import InboxItem, Signal, SignalHandler
+from aimon_core.service._stores import HOLD_SECONDS, InboxItem, Signal, SignalHandler
 from aimon_core.session import SessionId, SessionLease, SessionLockedError
 from aimon_core.stores._errors import StoreUnavailableError, redacted
 from aimon_core.stores._keeper import LeaseKeeper
@@ -67,12 +69,25 @@ local stream, entry = string.match(where, '^(.*) ([^ ]+)$')
 redis.call('HDEL', KEYS[1], ARGV[1])
 return redis.call('XDEL', stream, entry)
 """
+# A key's value: '<0|1> <claimed at> <outcome JSON>' (1: done).
 _CLAIM = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
-  return false
+local held = redis.call('GET', KEYS[1])
+if held then
+  local done, at, outcome = string.match(held, '^(%d) ([^ ]+) (.*)$')
+  if done == '1' or tonumber(at) + tonumber(ARGV[3]) > tonumber(ARGV[2]) then
+    return outcome
+  end
 end
-return redis.call('GET', KEYS[1])
+redis.call('SET', KEYS[1], '0 ' .. ARGV[2] .. ' ' .. ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1])
+return false
+"""
+_FINISH = """
+local held = redis.call('GET', KEYS[1])
+if not held then return 0 end
+local at = string.match(held, '^%d ([^ ]+) ')
+redis.call('SET', KEYS[1], '1 ' .. at .. ' ' .. ARGV[1])
+return 1
 """
 _FORGET = """
 local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
@@ -189,25 +204,36 @@ class RedisInbox:
 class RedisIdempotencyStore:
     """An IdempotencyStore on Redis: the first claim of a key wins, on any node."""
 
-    def __init__(self, client: redis.Redis, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, client: redis.Redis, clock: Callable[[], float] = time.time, *,
+                 hold_seconds: float = HOLD_SECONDS) -> None:
         self.client = client
         self._clock = clock
+        self._hold = hold_seconds
         self._claim = client.register_script(_CLAIM)
+        self._finish = client.register_script(_FINISH)
         self._forget = client.register_script(_FORGET)
 
     def claim(self, scope: str, key: str, outcome: Mapping[str, Any]
               ) -> Mapping[str, Any] | None:
-        """Claim `key`; None if first, else the first claim's outcome."""
-        found = self._claim(keys=[f"aimon:key:{json.dumps([scope, key])}", "aimon:keys"],
-                            args=[json.dumps(dict(outcome)), self._clock()])
+        """Claim `key`; None if first (or its first claim was lost), else what is stored."""
+        found = self._claim(keys=[_idempotency_key(scope, key), "aimon:keys"],
+                            args=[json.dumps(dict(outcome)), repr(self._clock()), self._hold])
         if found is None:
             return None
         stored = json.loads(str(found))
         return stored if isinstance(stored, dict) else {}
 
+    def finish(self, scope: str, key: str, outcome: Mapping[str, Any]) -> None:
+        """Mark the key done with `outcome`."""
+        self._finish(keys=[_idempotency_key(scope, key)], args=[json.dumps(dict(outcome))])
+
     def forget_before(self, moment: float) -> int:
         """Forget keys claimed before `moment`."""
         return int(self._forget(keys=["aimon:keys"], args=[moment]))
+
+
+def _idempotency_key(scope: str, key: str) -> str:
+    return f"aimon:key:{json.dumps([scope, key])}"
 
 
 class RedisSignalBus:

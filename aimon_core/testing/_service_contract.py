@@ -64,11 +64,39 @@ class SessionInboxContract:
 
 
 class IdempotencyStoreContract:
-    """What every IdempotencyStore does."""
+    """What every IdempotencyStore does.
+
+    `make_store` gives its store `clock=self.clock` and `hold_seconds=self.hold_seconds`:
+    the tests move `self.now` to play the time a claimer takes or a crash leaves.
+    """
+
+    now = 1_000_000.0
+    hold_seconds = 30.0
+
+    def clock(self) -> float:
+        """Return this test's time (seconds)."""
+        return self.now
 
     def make_store(self) -> IdempotencyStore:
         """Return a store on this test's data."""
         raise NotImplementedError
+
+    def test_a_finished_key_returns_its_finish_outcome_for_good(self) -> None:
+        store = self.make_store()
+        assert store.claim("s1", "k", {"state": "delivering"}) is None
+        self.make_store().finish("s1", "k", {"state": "started"})
+        assert store.claim("s1", "k", {}) == {"state": "started"}
+        self.now += self.hold_seconds * 10
+        assert self.make_store().claim("s1", "k", {}) == {"state": "started"}
+
+    def test_a_claim_never_finished_is_lost_after_the_hold_time(self) -> None:
+        store = self.make_store()
+        assert store.claim("s1", "k", {"by": "A"}) is None  # A claims, then dies
+        self.now += self.hold_seconds - 1
+        assert self.make_store().claim("s1", "k", {"by": "B"}) == {"by": "A"}  # in flight
+        self.now += 2
+        assert self.make_store().claim("s1", "k", {"by": "B"}) is None  # A is gone: B's now
+        assert store.claim("s1", "k", {"by": "C"}) == {"by": "B"}
 
     def test_the_first_claim_wins_and_later_ones_see_its_outcome(self) -> None:
         store = self.make_store()

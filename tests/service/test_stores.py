@@ -42,7 +42,7 @@ class TestSQLiteInbox(_Folder, SessionInboxContract):
 
 class TestMemoryIdempotencyStore(IdempotencyStoreContract):
     def setup_method(self) -> None:
-        self.store = MemoryIdempotencyStore()
+        self.store = MemoryIdempotencyStore(self.clock, hold_seconds=self.hold_seconds)
 
     def make_store(self) -> IdempotencyStore:
         return self.store
@@ -50,7 +50,21 @@ class TestMemoryIdempotencyStore(IdempotencyStoreContract):
 
 class TestSQLiteIdempotencyStore(_Folder, IdempotencyStoreContract):
     def make_store(self) -> IdempotencyStore:
-        return SQLiteIdempotencyStore(self.folder / "service.sqlite3")
+        return SQLiteIdempotencyStore(self.folder / "service.sqlite3", self.clock,
+                                      hold_seconds=self.hold_seconds)
+
+
+def test_a_key_claimed_before_done_existed_counts_as_done(tmp_path: Path) -> None:
+    import sqlite3
+
+    database = tmp_path / "service.sqlite3"
+    old = sqlite3.connect(database)
+    old.execute("CREATE TABLE idempotency (scope TEXT NOT NULL, key TEXT NOT NULL, "
+                "claimed_at REAL NOT NULL, outcome TEXT NOT NULL, PRIMARY KEY (scope, key))")
+    old.execute("INSERT INTO idempotency VALUES ('s', 'k', 1.0, '{\"n\": 1}')")
+    old.commit()
+    old.close()
+    assert SQLiteIdempotencyStore(database).claim("s", "k", {}) == {"n": 1}
 
 
 class TestLocalSignalBus(SignalBusContract):

@@ -59,7 +59,8 @@ class TestPostgresInbox(_OnDatabase, SessionInboxContract):
 
 class TestPostgresIdempotencyStore(_OnDatabase, IdempotencyStoreContract):
     def make_store(self) -> IdempotencyStore:
-        return PostgresIdempotencyStore(self.database)
+        return PostgresIdempotencyStore(self.database, self.clock,
+                                        hold_seconds=self.hold_seconds)
 
 
 class TestPostgresSignalBus(_OnDatabase, SignalBusContract):

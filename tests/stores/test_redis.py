@@ -66,7 +66,7 @@ class TestRedisIdempotencyStore(_OnRedis, IdempotencyStoreContract):
     def make_store(self) -> IdempotencyStore:
         from aimon_core.stores._redis import RedisIdempotencyStore
 
-        return RedisIdempotencyStore(self.client)
+        return RedisIdempotencyStore(self.client, self.clock, hold_seconds=self.hold_seconds)
 
 
 class TestRedisSignalBus(_OnRedis, SignalBusContract):
