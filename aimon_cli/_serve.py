@@ -119,5 +119,8 @@ def serve(*, idle_minutes: float | None, tcp: tuple[str, int] | None,
     except ServicePathError as exc:
         sys.stderr.write(f"aimon: {exc}\n")
         return 2
+    finally:
+        if store_is_chosen():  # its sessions are released: stop renewing, close connections
+            chosen_backend().close()
     return 0
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from aimon_core.stores import StoreBackend, StoreChoice
 
 store_app = typer.Typer(add_completion=False, rich_markup_mode=None,
                         help="Where sessions are stored, and copying them to another store.",
@@ -14,17 +17,13 @@ store_app = typer.Typer(add_completion=False, rich_markup_mode=None,
 @store_app.command("info")
 def info() -> None:
     """Say which store is in use (--store, AIMON_STORE_URL, or settings' store.url)."""
-    from aimon_core.stores import StoreError, open_backend, store_url
+    from aimon_core.stores import store_url
 
     choice = store_url()
     for problem in choice.problems:
         typer.echo(f"aimon: {problem}", err=True)
     typer.echo(f"store: {choice.name}")
-    try:
-        backend = open_backend(choice)
-    except StoreError as exc:
-        typer.echo(f"aimon: {exc}", err=True)
-        raise typer.Exit(1) from None
+    backend = _open(choice)
     try:
         sessions = backend.store.records.list_sessions(None, limit=2**31 - 1)
         typer.echo(f"sessions: {len(sessions)}")
@@ -46,7 +45,6 @@ def migrate(
         StoreChoice,
         StoreError,
         copy_sessions,
-        open_backend,
         store_url,
     )
 
@@ -55,17 +53,12 @@ def migrate(
     if choice.name == target_choice.name:
         typer.echo("aimon: --to names the store sessions are copied from", err=True)
         raise typer.Exit(2)
+    origin = _open(choice)
     try:
-        origin = open_backend(choice)
-    except StoreError as exc:
-        typer.echo(f"aimon: {exc}", err=True)
-        raise typer.Exit(1) from None
-    try:
-        target = open_backend(target_choice)
-    except StoreError as exc:
+        target = _open(target_choice)
+    except typer.Exit:
         origin.close()
-        typer.echo(f"aimon: {exc}", err=True)
-        raise typer.Exit(1) from None
+        raise
     try:
         report = copy_sessions(origin.store.records, target.store.records,
                                on_copied=lambda session_id: typer.echo(f"copied {session_id}"))
@@ -78,3 +71,14 @@ def migrate(
     typer.echo(f"{len(report.copied)} sessions copied ({report.messages} messages), checked; "
                f"{len(report.skipped)} already there and equal; from {choice.name} to "
                f"{target_choice.name}")
+
+
+def _open(choice: StoreChoice) -> StoreBackend:
+    """Open a store, or tell why not and leave with status 1."""
+    from aimon_core.stores import StoreError, open_backend
+
+    try:
+        return open_backend(choice)
+    except StoreError as exc:
+        typer.echo(f"aimon: {exc}", err=True)
+        raise typer.Exit(1) from None

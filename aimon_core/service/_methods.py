@@ -120,24 +120,13 @@ def find_hosted(service: Service, text: str) -> HostedSession | None:
 
 async def session_for(service: Service, params: Mapping[str, Any]) -> HostedSession:
     """Return the hosted session the params name, hosting a stored one if need be."""
-    from aimon_core.runtime import RuntimeSetupError
-    from aimon_core.session import SessionError, parse_session_id
-
-    text = _text(params, "session_id")
-    hosted = find_hosted(service, text)
-    if hosted is not None:
-        return hosted
-    try:
-        session_id = parse_session_id(text)
-        record = await asyncio.to_thread(service.app.store.records.load, session_id)
-        return await service.host(project_root=record.project_root,
-                                  flags=runtime_flags(params), session_id=session_id)
-    except ValueError:
-        raise RemoteError(ErrorCode.UNKNOWN_SESSION, f"no session {text!r}") from None
-    except SessionError as exc:
-        raise RemoteError(ErrorCode.SESSION_UNAVAILABLE, str(exc)) from None
-    except RuntimeSetupError as exc:
-        raise RemoteError(ErrorCode.SETUP_FAILED, str(exc)) from None
+    found, _ = await routed_session(service, params)
+    if isinstance(found, HeldElsewhere):
+        raise RemoteError(ErrorCode.SESSION_UNAVAILABLE, (
+            f"session {found.session_id!r} is in use by {found.holder}; `aimon send` and "
+            "`aimon stop` reach it there, and it can be opened here once that service "
+            "releases it (or its lease expires)"))
+    return found
 
 
 async def routed_session(service: Service, params: Mapping[str, Any]

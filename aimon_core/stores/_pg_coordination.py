@@ -26,6 +26,7 @@ import psycopg
 from aimon_core.service._stores import HOLD_SECONDS, InboxItem, Signal, SignalHandler
 from aimon_core.session import SessionId, SessionLease, SessionLockedError
 from aimon_core.stores._keeper import LeaseKeeper
+from aimon_core.stores._listeners import Listeners
 from aimon_core.stores._pg import PostgresDatabase
 
 log = logging.getLogger(__name__)
@@ -192,7 +193,7 @@ class PostgresSignalBus:
 
     def __init__(self, database: PostgresDatabase) -> None:
         self.database = database
-        self._handlers: dict[str, list[SignalHandler]] = {}
+        self._listeners = Listeners()
         self._lock = threading.Lock()
         self._listener: psycopg.Connection[tuple[Any, ...]] | None = None
         self._pid = 0
@@ -212,23 +213,13 @@ class PostgresSignalBus:
     def subscribe(self, session_id: str, handler: SignalHandler) -> Callable[[], None]:
         """Call `handler` (on the bus's thread) with each signal for the session."""
         self._listen()
-        with self._lock:
-            first = session_id not in self._handlers
-            self._handlers.setdefault(session_id, []).append(handler)
-        if first:
+        if self._listeners.add(session_id, handler):
             with self.database.connection() as db:
                 db.execute("INSERT INTO aimon_listeners VALUES (%s, %s) ON CONFLICT DO NOTHING",
                            (self._pid, session_id))
 
         def unsubscribe() -> None:
-            with self._lock:
-                handlers = self._handlers.get(session_id, [])
-                with contextlib.suppress(ValueError):
-                    handlers.remove(handler)
-                last = session_id in self._handlers and not handlers
-                if last:
-                    del self._handlers[session_id]
-            if last:
+            if self._listeners.remove(session_id, handler):
                 with self.database.connection() as db:
                     db.execute("DELETE FROM aimon_listeners WHERE backend_pid = %s "
                                "AND session_id = %s", (self._pid, session_id))
@@ -263,13 +254,7 @@ class PostgresSignalBus:
         except (ValueError, KeyError, TypeError):
             log.warning("ignored a signal that is not aimon's: %r", payload[:200])
             return
-        with self._lock:
-            handlers = list(self._handlers.get(session_id, ()))
-        for handler in handlers:
-            try:
-                handler(signal)
-            except Exception:
-                log.exception("a signal handler of %s failed", session_id)
+        self._listeners.deliver(session_id, signal)
 
     def close(self) -> None:
         """Stop listening (the listener rows go with the connection)."""
@@ -277,7 +262,7 @@ class PostgresSignalBus:
         with self._lock:
             listener, self._listener = self._listener, None
             thread, self._thread = self._thread, None
-            self._handlers.clear()
+        self._listeners.clear()
         if thread is not None:
             thread.join(timeout=10)
         if listener is not None:

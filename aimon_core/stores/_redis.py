@@ -18,7 +18,6 @@ the server:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import threading
@@ -32,6 +31,7 @@ from aimon_core.service._stores import HOLD_SECONDS, InboxItem, Signal, SignalHa
 from aimon_core.session import SessionId, SessionLease, SessionLockedError
 from aimon_core.stores._errors import StoreUnavailableError, redacted
 from aimon_core.stores._keeper import LeaseKeeper
+from aimon_core.stores._listeners import Listeners
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ class RedisSignalBus:
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
-        self._handlers: dict[str, list[SignalHandler]] = {}
+        self._listeners = Listeners()
         self._lock = threading.Lock()
         self._pubsub: Any = None
         self._thread: threading.Thread | None = None
@@ -259,21 +259,11 @@ class RedisSignalBus:
     def subscribe(self, session_id: str, handler: SignalHandler) -> Callable[[], None]:
         """Call `handler` (on the bus's thread) with each signal for the session."""
         channel = f"aimon:signal:{session_id}"
-        with self._lock:
-            first = session_id not in self._handlers
-            self._handlers.setdefault(session_id, []).append(handler)
-        if first:
+        if self._listeners.add(session_id, handler):
             self._change("subscribe", channel)
 
         def unsubscribe() -> None:
-            with self._lock:
-                handlers = self._handlers.get(session_id, [])
-                with contextlib.suppress(ValueError):
-                    handlers.remove(handler)
-                last = session_id in self._handlers and not handlers
-                if last:
-                    del self._handlers[session_id]
-            if last:
+            if self._listeners.remove(session_id, handler):
                 self._change("unsubscribe", channel)
 
         return unsubscribe
@@ -318,13 +308,7 @@ class RedisSignalBus:
         except ValueError:
             log.warning("ignored a signal that is not aimon's: %r", data[:200])
             return
-        with self._lock:
-            handlers = list(self._handlers.get(session_id, ()))
-        for handler in handlers:
-            try:
-                handler(signal)
-            except Exception:
-                log.exception("a signal handler of %s failed", session_id)
+        self._listeners.deliver(session_id, signal)
 
     def close(self) -> None:
         """Stop listening."""
@@ -332,7 +316,7 @@ class RedisSignalBus:
         with self._lock:
             thread, self._thread = self._thread, None
             pubsub, self._pubsub = self._pubsub, None
-            self._handlers.clear()
+        self._listeners.clear()
         if thread is not None:
             thread.join(timeout=10)
         if pubsub is not None:

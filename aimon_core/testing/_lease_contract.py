@@ -92,8 +92,7 @@ class SessionLeaseStoreContract:
         for claimer in claimers:
             claimer.join()
         assert len(won) == 1, won
-        assert len(refused) == 5
-        assert all(holder.startswith("claimer ") for holder in refused), refused
+        assert len(refused) == 5  # (a file lease may not name its winner yet at that moment)
 
 
 class ExpiringLeaseStoreContract:

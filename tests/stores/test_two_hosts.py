@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,8 +51,10 @@ def hosts(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Host, Host]]:
     backend.close()
     project = tmp_path / "proj"
     project.mkdir()
-    a = Host(tmp_path / "a", project, postgres_url)
-    b = Host(tmp_path / "b", project, postgres_url)
+    # A unix socket's path is at most 107 bytes: the homes are short folders of their own.
+    homes = Path(tempfile.mkdtemp(prefix="aimon-2h-"))
+    a = Host(homes / "a", project, postgres_url)
+    b = Host(homes / "b", project, postgres_url)
     try:
         yield a, b
     finally:
@@ -59,6 +63,7 @@ def hosts(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Host, Host]]:
                 host.stop()
             except (AssertionError, OSError):
                 host.server.stop()
+        shutil.rmtree(homes, ignore_errors=True)
 
 
 def _lease_token(url: str, session_id: str) -> int:
