@@ -166,6 +166,18 @@ class SignalBusContract:
         assert arrived.acquire(timeout=self.DELIVERY_SECONDS)
         assert heard == [("s1", Signal.INTERRUPT), ("s2", Signal.CLOSE)]
 
+    def test_a_signal_sent_twice_is_heard_twice(self) -> None:
+        # At least once each: a holder is told every signal, and takes one twice calmly.
+        bus = self.make_store()
+        heard: list[tuple[str, Signal]] = []
+        arrived = threading.Semaphore(0)
+        self.listen(bus, "s1", heard, arrived)
+        bus.publish("s1", Signal.WAKE)
+        bus.publish("s1", Signal.WAKE)
+        assert arrived.acquire(timeout=self.DELIVERY_SECONDS)
+        assert arrived.acquire(timeout=self.DELIVERY_SECONDS)
+        assert heard == [("s1", Signal.WAKE), ("s1", Signal.WAKE)]
+
     def test_unsubscribing_twice_is_harmless(self) -> None:
         bus = self.make_store()
         stop = bus.subscribe("s1", lambda signal: None)
