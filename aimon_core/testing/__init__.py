@@ -2,12 +2,13 @@
 
 A scripted model (`ScriptedLLMClient`, `reply`, `script`) for unit tests of agents and tools;
 a loopback server speaking the providers' wire formats, so end-to-end tests run the real SDKs
-without a network; and the contracts every `SessionRecordStore` backend, every backend of
-the service's stores and every workflow `RunStore` backend passes.
+without a network; and the contracts every `SessionRecordStore` and `SessionLeaseStore`
+backend, every backend of the service's stores and every workflow `RunStore` backend passes.
 """
 
 from aimon_core.llm import ScriptedLLMClient, ScriptedLLMClientError, reply, script
 
+from ._lease_contract import ExpiringLeaseStoreContract, SessionLeaseStoreContract
 from ._loopback import (
     CutStream,
     Fault,
@@ -29,6 +30,7 @@ from ._store_contract import FakeClock, SessionRecordStoreContract, every_block_
 
 __all__ = [
     "CutStream",
+    "ExpiringLeaseStoreContract",
     "FakeClock",
     "Fault",
     "IdempotencyStoreContract",
@@ -43,6 +45,7 @@ __all__ = [
     "ScriptedLLMClientError",
     "ScriptedToolCall",
     "SessionInboxContract",
+    "SessionLeaseStoreContract",
     "SessionRecordStoreContract",
     "SignalBusContract",
     "StallStream",

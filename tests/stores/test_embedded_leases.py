@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from aimon_core.session import FileSessionLeaseStore, MemorySessionLeaseStore, SessionLeaseStore
-from aimon_core.testing._lease_contract import SessionLeaseStoreContract
+from aimon_core.testing import SessionLeaseStoreContract
 
 
 class TestMemoryLeases(SessionLeaseStoreContract):

@@ -15,10 +15,12 @@ from aimon_core.stores._pg_coordination import (
     PostgresSessionLeaseStore,
     PostgresSignalBus,
 )
-from aimon_core.testing import IdempotencyStoreContract, SessionInboxContract, SignalBusContract
-from aimon_core.testing._lease_contract import (
+from aimon_core.testing import (
     ExpiringLeaseStoreContract,
+    IdempotencyStoreContract,
+    SessionInboxContract,
     SessionLeaseStoreContract,
+    SignalBusContract,
 )
 
 

@@ -16,14 +16,12 @@ from aimon_core.session import (
     SessionRecordStore,
 )
 from aimon_core.testing import (
+    ExpiringLeaseStoreContract,
     IdempotencyStoreContract,
     SessionInboxContract,
+    SessionLeaseStoreContract,
     SessionRecordStoreContract,
     SignalBusContract,
-)
-from aimon_core.testing._lease_contract import (
-    ExpiringLeaseStoreContract,
-    SessionLeaseStoreContract,
 )
 
 
