@@ -3,13 +3,15 @@
 Run:  python bench/bench_stores.py [--messages 10000] [--appends 300] [--claims 200]
 
 Starts its own PostgreSQL and redis-server in a temporary folder (unix sockets, as the tests
-do; fsync stays on for PostgreSQL here, as a real server has it) and measures, per backend:
+do; both durable here, as the file store is at a turn boundary: PostgreSQL with fsync on,
+Redis with `appendfsync always`) and measures, per backend:
 
 - append: one message per call, `sync=True` (a turn boundary), median and p95 latency, and
   the throughput of that loop;
 - batch append: messages per second appending 50 at a time;
 - resume: loading a session of `--messages` messages (median of 5);
-- claim: `SessionStore.claim` of a stored session and `release` (median, p95).
+- claim: `SessionStore.claim` of a stored session and `release` (median, p95); a claim
+  loads the record, here the `--appends` messages of the first measurement.
 
 The machine is shared: each number is a median of repeated runs, and the table says how
 many. Messages are a user question, an assistant answer with a tool call, and its result,
@@ -113,7 +115,7 @@ def measure(name: str, store: SessionStore, args: argparse.Namespace) -> dict[st
 def servers() -> Iterator[tuple[str | None, str | None]]:
     """Start PostgreSQL and Redis where installed; yield their URLs (None: not installed)."""
     pg = None if postgres_missing() else start_postgres(durable=True)
-    redis = None if redis_missing() else start_redis()
+    redis = None if redis_missing() else start_redis(durable=True)
     try:
         yield (pg.url if pg else None), (redis.url if redis else None)
     finally:

@@ -128,13 +128,21 @@ def start_postgres(*, durable: bool = False) -> RunningServer:
                          folder=folder, run_as=user)
 
 
-def start_redis() -> RunningServer:
-    """Start a redis-server in a new temporary folder; return it once it answers."""
+def start_redis(*, durable: bool = False) -> RunningServer:
+    """Start a redis-server in a new temporary folder; return it once it answers.
+
+    Args:
+        durable: append every write to its log and fsync it before answering
+            (`appendfsync always`), for benchmarks against stores that fsync; tests keep
+            nothing on disk.
+    """
     folder = Path(tempfile.mkdtemp(prefix="aimon-redis-"))
     sock = folder / "redis.sock"
+    keeping = ["--appendonly", "yes", "--appendfsync", "always"] if durable else \
+        ["--appendonly", "no"]
     process = subprocess.Popen(
         ["redis-server", "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700",
-         "--save", "", "--appendonly", "no", "--dir", str(folder)],
+         "--save", "", *keeping, "--dir", str(folder)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not _answers(sock):
