@@ -49,6 +49,11 @@ class Listeners:
             except Exception:
                 log.exception("a signal handler of %s failed", session_id)
 
+    def sessions(self) -> tuple[str, ...]:
+        """Return the sessions that have handlers."""
+        with self._lock:
+            return tuple(self._handlers)
+
     def clear(self) -> None:
         """Forget every handler."""
         with self._lock:

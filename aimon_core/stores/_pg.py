@@ -21,7 +21,8 @@ from aimon_core.stores._errors import StoreSchemaError, StoreUnavailableError, r
 MIGRATIONS: tuple[str, ...] = (
     # 1: sessions (messages as append-only rows, the side record with a version, snapshots),
     #    leases with fencing tokens (one sequence, so a token is never given twice), the
-    #    inbox, idempotency keys, and who listens for each session's signals.
+    #    inbox, idempotency keys, signals (kept a while, for listeners that reconnect) and
+    #    who listens for each session's signals.
     """
     CREATE TABLE aimon_sessions (
         id text PRIMARY KEY,
@@ -71,6 +72,11 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (scope, key));
     CREATE INDEX aimon_idempotency_age ON aimon_idempotency (claimed_at);
     CREATE SEQUENCE aimon_fence;
+    CREATE TABLE aimon_signals (
+        id bigserial PRIMARY KEY,
+        session_id text NOT NULL,
+        signal text NOT NULL,
+        sent_at timestamptz NOT NULL DEFAULT now());
     CREATE TABLE aimon_listeners (
         backend_pid integer NOT NULL,
         session_id text NOT NULL,

@@ -7,8 +7,9 @@
 - `PostgresInbox`: rows, taken once (`UPDATE ... WHERE taken_at IS NULL`).
 - `PostgresIdempotencyStore`: `INSERT ... ON CONFLICT`, taking over only a key whose claimer
   never finished it within the hold time.
-- `PostgresSignalBus`: `LISTEN/NOTIFY` on one channel; each bus listens on a connection of its
-  own and records which sessions it listens for, so `publish` can say how many heard it.
+- `PostgresSignalBus`: `LISTEN/NOTIFY` on one channel, each signal also kept a while as a row
+  (a listener that reconnects catches up); each bus listens on a connection of its own and
+  records which sessions it listens for, so `publish` can say how many heard it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import psycopg
 
 from aimon_core.service._stores import HOLD_SECONDS, InboxItem, Signal, SignalHandler
 from aimon_core.session import SessionId, SessionLease, SessionLockedError
+from aimon_core.stores._errors import StoreUnavailableError
 from aimon_core.stores._keeper import LeaseKeeper
 from aimon_core.stores._listeners import Listeners
 from aimon_core.stores._pg import PostgresDatabase
@@ -33,6 +35,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TTL = 15.0
 _CHANNEL = "aimon_signals"
+# How long a signal is kept for a listener that reconnects (a holder down longer than this
+# has lost its lease anyway).
+SIGNAL_KEEP_SECONDS = 600
 
 
 class PostgresSessionLeaseStore:
@@ -186,9 +191,10 @@ class PostgresIdempotencyStore:
 class PostgresSignalBus:
     """A SignalBus on `LISTEN/NOTIFY`: signals reach the session's holder on any node.
 
-    Delivery is at least once from the listener's side of the connection; a handler may be
-    told a signal twice (after a reconnect), so handlers are idempotent (an interrupt of a
-    session with no running turn does nothing).
+    Each signal is also kept as a row for `SIGNAL_KEEP_SECONDS`: a bus whose listening
+    connection drops connects again and delivers the rows it missed, so a signal reaches a
+    live holder at least once; after a reconnect it may come twice (handlers take a signal
+    twice calmly: an interrupt with no turn running does nothing, a wake finds the inbox empty).
     """
 
     def __init__(self, database: PostgresDatabase) -> None:
@@ -197,13 +203,19 @@ class PostgresSignalBus:
         self._lock = threading.Lock()
         self._listener: psycopg.Connection[tuple[Any, ...]] | None = None
         self._pid = 0
+        self._seen: int | None = None  # the newest signal row delivered (None: not started)
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
 
     def publish(self, session_id: str, signal: Signal) -> int:
         """Send `signal` to the session's listeners; return how many buses listen for it."""
-        payload = json.dumps({"session": session_id, "signal": signal.value})
-        with self.database.connection() as db:
+        with self.database.connection() as db, db.transaction():
+            db.execute("DELETE FROM aimon_signals WHERE sent_at < now() - %s * interval "
+                       "'1 second'", (SIGNAL_KEEP_SECONDS,))
+            (number,) = db.execute("INSERT INTO aimon_signals (session_id, signal) "
+                                   "VALUES (%s, %s) RETURNING id",
+                                   (session_id, signal.value)).fetchone() or (0,)
+            payload = json.dumps({"id": number, "session": session_id, "signal": signal.value})
             row = db.execute(
                 "SELECT count(*) FROM aimon_listeners l JOIN pg_stat_activity a "
                 "ON a.pid = l.backend_pid WHERE l.session_id = %s", (session_id,)).fetchone()
@@ -212,7 +224,7 @@ class PostgresSignalBus:
 
     def subscribe(self, session_id: str, handler: SignalHandler) -> Callable[[], None]:
         """Call `handler` (on the bus's thread) with each signal for the session."""
-        self._listen()
+        self._start()
         if self._listeners.add(session_id, handler):
             with self.database.connection() as db:
                 db.execute("INSERT INTO aimon_listeners VALUES (%s, %s) ON CONFLICT DO NOTHING",
@@ -226,46 +238,89 @@ class PostgresSignalBus:
 
         return unsubscribe
 
-    def _listen(self) -> None:
+    def _start(self) -> None:
         with self._lock:
-            if self._listener is not None:
+            if self._thread is not None:
                 return
-            connection = self.database.connect()
-            connection.execute(f"LISTEN {_CHANNEL}")
-            self._pid = connection.info.backend_pid
-            self._listener = connection
-            self._thread = threading.Thread(target=self._run, args=(connection,), daemon=True,
+            self._connect()
+            self._thread = threading.Thread(target=self._run, daemon=True,
                                             name=f"aimon signals ({self.database.name})")
             self._thread.start()
 
-    def _run(self, connection: psycopg.Connection[tuple[Any, ...]]) -> None:
+    def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """Listen on a new connection, register its sessions, deliver what was missed."""
+        connection = self.database.connect()
         try:
-            while not self._closed.is_set():
+            connection.execute(f"LISTEN {_CHANNEL}")
+            pid = connection.info.backend_pid
+            sessions = self._listeners.sessions()
+            with self.database.connection() as db, db.transaction():
+                for session_id in sessions:
+                    db.execute("INSERT INTO aimon_listeners VALUES (%s, %s) "
+                               "ON CONFLICT DO NOTHING", (pid, session_id))
+                db.execute("DELETE FROM aimon_listeners WHERE backend_pid = %s", (self._pid,))
+                missed = db.execute(
+                    "SELECT id, session_id, signal FROM aimon_signals WHERE id > %s "
+                    "ORDER BY id", (self._seen,)).fetchall() if self._seen is not None else []
+                if self._seen is None:  # a new bus hears what is sent from now on
+                    newest = db.execute("SELECT coalesce(max(id), 0) FROM aimon_signals"
+                                        ).fetchone()
+                    self._seen = int(newest[0]) if newest else 0
+        except BaseException:
+            connection.close()
+            raise
+        self._pid, self._listener = pid, connection
+        for number, session_id, signal in missed:
+            self._deliver(json.dumps({"id": number, "session": session_id, "signal": signal}))
+        return connection
+
+    def _run(self) -> None:
+        delay = 0.1
+        while not self._closed.is_set():
+            connection = self._listener
+            try:
+                if connection is None or connection.closed:
+                    connection = self._connect()
+                    delay = 0.1
                 for notice in connection.notifies(timeout=0.25):
                     self._deliver(notice.payload)
-        except psycopg.Error as exc:
-            if not self._closed.is_set():
-                log.warning("the signal bus lost its connection: %s", exc)
+            except (psycopg.Error, StoreUnavailableError) as exc:
+                if self._closed.is_set():
+                    return
+                log.warning("the signal bus lost its connection (%s): connecting again", exc)
+                if connection is not None:
+                    with contextlib.suppress(psycopg.Error):
+                        connection.close()
+                self._listener = None
+                self._closed.wait(delay)
+                delay = min(delay * 2, 5.0)
 
     def _deliver(self, payload: str) -> None:
         try:
             data = json.loads(payload)
-            session_id, signal = str(data["session"]), Signal(data["signal"])
+            number, session_id = int(data["id"]), str(data["session"])
+            signal = Signal(data["signal"])
         except (ValueError, KeyError, TypeError):
             log.warning("ignored a signal that is not aimon's: %r", payload[:200])
             return
+        self._seen = max(self._seen or 0, number)
         self._listeners.deliver(session_id, signal)
+
+    def listener_pid(self) -> int:
+        """Return the server process of the listening connection (tests cut it)."""
+        return self._pid
 
     def close(self) -> None:
         """Stop listening (the listener rows go with the connection)."""
         self._closed.set()
         with self._lock:
-            listener, self._listener = self._listener, None
             thread, self._thread = self._thread, None
-        self._listeners.clear()
         if thread is not None:
             thread.join(timeout=10)
+        listener, self._listener = self._listener, None
+        self._listeners.clear()
         if listener is not None:
-            with contextlib.suppress(psycopg.Error), self.database.connection() as db:
+            with contextlib.suppress(psycopg.Error, StoreUnavailableError), \
+                    self.database.connection() as db:
                 db.execute("DELETE FROM aimon_listeners WHERE backend_pid = %s", (self._pid,))
             listener.close()

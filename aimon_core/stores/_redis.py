@@ -13,7 +13,8 @@ the server:
 - idempotency: `aimon:key:<scope, key>` = "<done> <claimed at> <outcome>", claimed where absent
   or where its claimer never finished within the hold time; claim times in a sorted set for
   `forget_before`;
-- signals: `PUBLISH aimon:signal:<id>`; each bus holds one subscriber connection.
+- signals: `PUBLISH aimon:signal:<id>`, and the stream `aimon:signals` for buses that
+  reconnect; each bus holds one subscriber connection.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from aimon_core.stores._listeners import Listeners
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL = 15.0
+_KEEP = 10_000  # signals kept in the stream for buses that reconnect
 
 _ACQUIRE = """
 local held = redis.call('GET', KEYS[1])
@@ -241,6 +243,9 @@ class RedisSignalBus:
 
     `publish` returns how many buses subscribe to the session (Redis's count). Subscribing
     and unsubscribing wait for Redis to confirm, so a publish right after sees the change.
+    Each signal is also added to the stream `aimon:signals` (the newest `_KEEP` kept): a bus
+    whose connection drops subscribes again and delivers the entries it missed, so a signal
+    reaches a live holder at least once (after a reconnect, maybe twice).
     """
 
     def __init__(self, client: redis.Redis) -> None:
@@ -251,10 +256,15 @@ class RedisSignalBus:
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._confirmed: dict[tuple[str, str], threading.Event] = {}
+        self._seen = "0-0"  # the newest stream entry delivered (or before this bus began)
 
     def publish(self, session_id: str, signal: Signal) -> int:
         """Send `signal` to the session's listeners; return how many buses heard it."""
-        return int(str(self.client.publish(f"aimon:signal:{session_id}", signal.value)))
+        entry = self.client.xadd("aimon:signals", {"session": session_id,
+                                                   "signal": signal.value},
+                                 maxlen=_KEEP, approximate=True)
+        return int(str(self.client.publish(f"aimon:signal:{session_id}",
+                                           f"{signal.value} {entry!s}")))
 
     def subscribe(self, session_id: str, handler: SignalHandler) -> Callable[[], None]:
         """Call `handler` (on the bus's thread) with each signal for the session."""
@@ -273,6 +283,8 @@ class RedisSignalBus:
         with self._lock:
             self._confirmed[(kind, channel)] = confirmed
             if self._pubsub is None:
+                newest: Any = self.client.xrevrange("aimon:signals", count=1)
+                self._seen = str(newest[0][0]) if newest else "0-0"  # hear from now on
                 self._pubsub = self.client.pubsub()  # type: ignore[no-untyped-call]
             pubsub = self._pubsub
             getattr(pubsub, kind)(channel)
@@ -284,25 +296,47 @@ class RedisSignalBus:
             log.warning("redis did not confirm %s of %s", kind, channel)
 
     def _run(self, pubsub: Any) -> None:
+        delay, lost = 0.1, False
         while not self._closed.is_set():
             try:
+                if lost:  # redis-py connects and subscribes again on this call
+                    self._catch_up(pubsub)
+                    delay, lost = 0.1, False
                 message = pubsub.get_message(timeout=0.25)
             except (redis.RedisError, OSError, ValueError) as exc:
-                if not self._closed.is_set():
-                    log.warning("the signal bus lost its connection: %s", exc)
-                return
-            if message is None:
+                if self._closed.is_set():
+                    return
+                log.warning("the signal bus lost its connection (%s): connecting again", exc)
+                lost = True
+                self._closed.wait(delay)
+                delay = min(delay * 2, 5.0)
                 continue
-            kind, channel = str(message["type"]), str(message["channel"])
-            if kind in ("subscribe", "unsubscribe"):
-                with self._lock:
-                    event = self._confirmed.pop((kind, channel), None)
-                if event is not None:
-                    event.set()
-            elif kind == "message":
-                self._deliver(channel.removeprefix("aimon:signal:"), str(message["data"]))
+            if message is not None:
+                self._received(message)
 
-    def _deliver(self, session_id: str, data: str) -> None:
+    def _received(self, message: Mapping[str, Any]) -> None:
+        kind, channel = str(message["type"]), str(message["channel"])
+        if kind in ("subscribe", "unsubscribe"):
+            with self._lock:
+                event = self._confirmed.pop((kind, channel), None)
+            if event is not None:
+                event.set()
+        elif kind == "message":
+            signal, _, entry = str(message["data"]).partition(" ")
+            self._deliver(channel.removeprefix("aimon:signal:"), signal, entry)
+
+    def _catch_up(self, pubsub: Any) -> None:
+        """Subscribe again, then deliver the signals sent while the connection was down."""
+        pubsub.ping()  # connects; redis-py subscribes the channels it had again
+        missed: Any = self.client.xrange("aimon:signals", min=f"({self._seen}")
+        for entry, fields in missed:
+            session_id = str(fields.get("session", ""))
+            if session_id in self._listeners.sessions():
+                self._deliver(session_id, str(fields.get("signal", "")), str(entry))
+
+    def _deliver(self, session_id: str, data: str, entry: str = "") -> None:
+        if entry:
+            self._seen = entry
         try:
             signal = Signal(data)
         except ValueError:

@@ -36,7 +36,8 @@ class _OnDatabase:
     def _database(self, database: PostgresDatabase) -> Iterator[None]:
         with database.connection() as db:
             db.execute("TRUNCATE aimon_sessions, aimon_messages, aimon_snapshots, "
-                       "aimon_leases, aimon_inbox, aimon_idempotency, aimon_listeners")
+                       "aimon_leases, aimon_inbox, aimon_idempotency, aimon_listeners, "
+                       "aimon_signals")
         self.database = database
         self.closers: list[PostgresSessionLeaseStore | PostgresSignalBus] = []
         yield
@@ -70,3 +71,35 @@ class TestPostgresSignalBus(_OnDatabase, SignalBusContract):
         bus = PostgresSignalBus(self.database)
         self.closers.append(bus)
         return bus
+
+
+def test_a_bus_whose_connection_drops_reconnects_and_delivers_what_it_missed(
+        database: PostgresDatabase) -> None:
+    import threading
+
+    from aimon_core.service import Signal
+
+    bus, publisher = PostgresSignalBus(database), PostgresSignalBus(database)
+    heard: list[Signal] = []
+    arrived = threading.Semaphore(0)
+
+    def handler(signal: Signal) -> None:
+        heard.append(signal)
+        arrived.release()
+
+    try:
+        bus.subscribe("s-drop", handler)
+        with database.connection() as db:
+            # A signal the bus never heard: sent while its connection was down (the row is
+            # kept; the NOTIFY went to nobody).
+            db.execute("INSERT INTO aimon_signals (session_id, signal) "
+                       "VALUES ('s-drop', 'interrupt')")
+            db.execute("SELECT pg_terminate_backend(%s)", (bus.listener_pid(),))
+        assert arrived.acquire(timeout=20)  # caught up once connected again
+        assert heard == [Signal.INTERRUPT]
+        publisher.publish("s-drop", Signal.CLOSE)  # and heard live again after
+        while Signal.CLOSE not in heard:
+            assert arrived.acquire(timeout=20)
+    finally:
+        bus.close()
+        publisher.close()

@@ -23,7 +23,7 @@ def empty(database: PostgresDatabase) -> None:
     """Remove every row aimon keeps (each test starts on an empty database)."""
     with database.connection() as db:
         db.execute("TRUNCATE aimon_sessions, aimon_messages, aimon_snapshots, aimon_leases, "
-                   "aimon_inbox, aimon_idempotency, aimon_listeners")
+                   "aimon_inbox, aimon_idempotency, aimon_listeners, aimon_signals")
 
 
 class TestPostgresSessionRecordStore(SessionRecordStoreContract):

@@ -47,7 +47,7 @@ def hosts(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Host, Host]]:
     backend = open_backend(postgres_url)
     with backend.store.records.database.connection() as db:  # type: ignore[attr-defined]
         db.execute("TRUNCATE aimon_sessions, aimon_messages, aimon_snapshots, aimon_leases, "
-                   "aimon_inbox, aimon_idempotency, aimon_listeners")
+                   "aimon_inbox, aimon_idempotency, aimon_listeners, aimon_signals")
     backend.close()
     project = tmp_path / "proj"
     project.mkdir()
