@@ -326,11 +326,14 @@ def take_store_flag(args: list[str]) -> list[str]:
 
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand app or the root command; exit with its status."""
-    from aimon_core.stores._errors import StoreError
-
     try:
         _run(args)
-    except StoreError as exc:  # the chosen store (--store, AIMON_STORE_URL) is unusable
+    except Exception as exc:
+        from aimon_core.stores._errors import StoreError  # not at start: only when needed
+
+        if not isinstance(exc, StoreError):
+            raise
+        # The chosen store (--store, AIMON_STORE_URL, store.url) cannot be used.
         sys.stderr.write(f"aimon: {exc}\n")
         from aimon_cli._exit import leave
 
