@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from aimon_core.service import SessionInbox
     from aimon_core.stores import StoreBackend, StoreChoice
 
 store_app = typer.Typer(add_completion=False, rich_markup_mode=None,
@@ -39,12 +40,14 @@ def migrate(
         "--from", metavar="URL", help="the store to copy from (default: the one in use)")] = None,
 ) -> None:
     """Copy every session into another store, and check each copy by reading it back."""
+    from aimon_core.service import ServicePathError
     from aimon_core.session import SessionError
     from aimon_core.stores import (
         CopyMismatchError,
         StoreChoice,
         StoreError,
         copy_sessions,
+        move_inbox,
         store_url,
     )
 
@@ -62,15 +65,16 @@ def migrate(
     try:
         report = copy_sessions(origin.store.records, target.store.records,
                                on_copied=lambda session_id: typer.echo(f"copied {session_id}"))
-    except (SessionError, CopyMismatchError, StoreError) as exc:
+        moved = move_inbox(_inbox(origin, target=False), _inbox(target, target=True))
+    except (SessionError, CopyMismatchError, StoreError, ServicePathError) as exc:
         typer.echo(f"aimon: {exc}", err=True)
         raise typer.Exit(1) from None
     finally:
         target.close()
         origin.close()
     typer.echo(f"{len(report.copied)} sessions copied ({report.messages} messages), checked; "
-               f"{len(report.skipped)} already there and equal; from {choice.name} to "
-               f"{target_choice.name}")
+               f"{len(report.skipped)} already there and equal; {moved} inbox items not run "
+               f"yet moved; from {choice.name} to {target_choice.name}")
 
 
 def _open(choice: StoreChoice) -> StoreBackend:
@@ -82,3 +86,18 @@ def _open(choice: StoreChoice) -> StoreBackend:
     except StoreError as exc:
         typer.echo(f"aimon: {exc}", err=True)
         raise typer.Exit(1) from None
+
+
+def _inbox(backend: StoreBackend, *, target: bool) -> SessionInbox:
+    """Return a store's inbox: its own, or the embedded service's SQLite one (made for a
+    target; none yet on the source side means nothing waits there)."""
+    from aimon_core.service import MemoryInbox, ServicePaths, SQLiteInbox
+
+    if backend.service is not None:
+        return backend.service.inbox
+    paths = ServicePaths.default()
+    if target:
+        paths.prepare()
+    elif not paths.database.is_file():
+        return MemoryInbox()
+    return SQLiteInbox(paths.database)

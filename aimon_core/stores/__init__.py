@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         StoreBackend,
         StoreChoice,
         copy_sessions,
+        move_inbox,
         open_backend,
         store_url,
     )
@@ -56,6 +57,7 @@ _LAZY = {
     "StoreBackend": "_backend",
     "StoreChoice": "_backend",
     "copy_sessions": "_backend",
+    "move_inbox": "_backend",
     "open_backend": "_backend",
     "store_url": "_backend",
     "StoreError": "_errors",
@@ -98,6 +100,7 @@ __all__ = [
     "StoreURLError",
     "StoreUnavailableError",
     "copy_sessions",
+    "move_inbox",
     "open_backend",
     "store_url",
 ]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from aimon_core.stores._errors import StoreURLError, redacted
 
 if TYPE_CHECKING:
-    from aimon_core.service import ServiceStores
+    from aimon_core.service import ServiceStores, SessionInbox
     from aimon_core.session import SessionRecordStore, SessionStore
 
 ENV_URL = "AIMON_STORE_URL"
@@ -230,6 +230,21 @@ def _open_redis(url: str, lease_seconds: float | None, closers: list[Callable[[]
     from aimon_core.stores._redis_records import RedisSessionRecordStore
 
     return RedisSessionRecordStore(client), leases, service
+
+
+def move_inbox(source: SessionInbox, target: SessionInbox) -> int:
+    """Move every item not taken yet from one inbox to another; return how many.
+
+    Each item is taken from `source` first (at most once, so a service still running there
+    cannot also run it), then delivered to `target`, oldest first.
+    """
+    moved = 0
+    for session_id in source.sessions():
+        for item in source.pending(session_id):
+            if source.take(item.id):
+                target.deliver(session_id, item.text, sender=item.sender)
+                moved += 1
+    return moved
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from aimon_core.llm import Message
+from aimon_core.service import SQLiteInbox
 from aimon_core.session import SessionRecord
 from aimon_core.stores import open_backend
 from aimon_core.testing import LoopbackModelServer, Reply
@@ -20,7 +21,7 @@ from ..e2e.conftest import AIMON, MODEL_ARGS, aimon_env
 def empty_postgres(postgres_url: str) -> Iterator[str]:
     backend = open_backend(postgres_url)
     with backend.store.records.database.connection() as db:  # type: ignore[attr-defined]
-        db.execute("TRUNCATE aimon_sessions CASCADE")
+        db.execute("TRUNCATE aimon_sessions, aimon_inbox CASCADE")
     backend.close()
     yield postgres_url
 
@@ -60,15 +61,22 @@ def test_migrate_copies_every_session_and_checks_it(tmp_path: Path, empty_postgr
         files.store.records.create(record)
         files.store.records.append(record.id, [Message.user(f"question {n}")])
         ids.append(record.id)
+    # Text sent to a session and not run yet waits in the embedded service's inbox.
+    (home / "data" / "service").mkdir(parents=True, mode=0o700)
+    SQLiteInbox(home / "data" / "service" / "service.sqlite3").deliver(ids[1], "run me next")
     env = {"PATH": "/usr/bin:/bin", "AIMON_HOME": str(home)}
     done = _aimon(env, tmp_path, "store", "migrate", "--to", empty_postgres)
     assert done.returncode == 0, done.stderr
     assert "3 sessions copied (3 messages), checked" in done.stdout
+    assert "1 inbox items not run yet moved" in done.stdout
     again = _aimon(env, tmp_path, "store", "migrate", "--to", empty_postgres)
     assert "0 sessions copied" in again.stdout and "3 already there" in again.stdout
+    assert "0 inbox items" in again.stdout
     backend = open_backend(empty_postgres)
     try:
         assert sorted(s.id for s in backend.store.records.list_sessions(None)) == sorted(ids)
+        assert backend.service is not None
+        assert [i.text for i in backend.service.inbox.pending(ids[1])] == ["run me next"]
     finally:
         backend.close()
     same = _aimon(env, tmp_path, "store", "migrate", "--to", "file:")
