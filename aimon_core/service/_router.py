@@ -86,7 +86,12 @@ class SessionRouter:
         task = asyncio.get_running_loop().create_task(
             self._take_over(session_id, project_root, flags), name=f"take over {session_id}")
         self._takeovers[session_id] = task
-        task.add_done_callback(lambda _: self._takeovers.pop(session_id, None))
+        task.add_done_callback(lambda _: self._took_over(session_id))
+        self.service._changed()  # not idle while it waits
+
+    def _took_over(self, session_id: str) -> None:
+        self._takeovers.pop(session_id, None)
+        self.service._changed()  # idle again, perhaps
 
     async def _take_over(self, session_id: str, project_root: str, flags: RuntimeFlags
                          ) -> None:
@@ -105,6 +110,10 @@ class SessionRouter:
             # The holder's lease expires on the store's clock: look again a few times a ttl.
             await asyncio.sleep(max(ttl / 4, 0.05))
         log.warning("%s is still held by another service: not taken over", session_id)
+
+    def waiting(self) -> bool:
+        """Tell whether a session is waiting to be taken over (the service stays for it)."""
+        return bool(self._takeovers)
 
     async def aclose(self) -> None:
         """Stop waiting to take sessions over."""

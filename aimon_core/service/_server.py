@@ -274,9 +274,9 @@ class Service:
             self._idle_timer = loop.call_later(seconds, self._idle_over)
 
     def idle(self) -> bool:
-        """Tell whether no client is connected, no session works or waits, and no routine
-        is scheduled (the service stays up to run it)."""
-        return (not self.connections and not self._opening
+        """Tell whether no client is connected, no session works or waits (or waits to be
+        taken over), and no routine is scheduled (the service stays up to run it)."""
+        return (not self.connections and not self._opening and not self.router.waiting()
                 and not any(hosted.busy() for hosted in self.sessions.values())
                 and not self.scheduling.active())
 
