@@ -23,6 +23,8 @@ from aimon_core.testing import (
     SignalBusContract,
 )
 
+from ._signals import check_catch_up
+
 
 @pytest.fixture(scope="module")
 def database(postgres_url: str) -> Iterator[PostgresDatabase]:
@@ -75,31 +77,16 @@ class TestPostgresSignalBus(_OnDatabase, SignalBusContract):
 
 def test_a_bus_whose_connection_drops_reconnects_and_delivers_what_it_missed(
         database: PostgresDatabase) -> None:
-    import threading
-
-    from aimon_core.service import Signal
-
     bus, publisher = PostgresSignalBus(database), PostgresSignalBus(database)
-    heard: list[Signal] = []
-    arrived = threading.Semaphore(0)
 
-    def handler(signal: Signal) -> None:
-        heard.append(signal)
-        arrived.release()
-
-    try:
-        bus.subscribe("s-drop", handler)
-        with database.connection() as db:
-            # A signal the bus never heard: sent while its connection was down (the row is
-            # kept; the NOTIFY went to nobody).
+    def missed_then_cut() -> None:
+        with database.connection() as db:  # the row is kept; the NOTIFY went to nobody
             db.execute("INSERT INTO aimon_signals (session_id, signal) "
                        "VALUES ('s-drop', 'interrupt')")
             db.execute("SELECT pg_terminate_backend(%s)", (bus.listener_pid(),))
-        assert arrived.acquire(timeout=20)  # caught up once connected again
-        assert heard == [Signal.INTERRUPT]
-        publisher.publish("s-drop", Signal.CLOSE)  # and heard live again after
-        while Signal.CLOSE not in heard:
-            assert arrived.acquire(timeout=20)
+
+    try:
+        check_catch_up(bus, publisher, missed_then_cut=missed_then_cut)
     finally:
         bus.close()
         publisher.close()

@@ -24,6 +24,8 @@ from aimon_core.testing import (
     SignalBusContract,
 )
 
+from ._signals import check_catch_up
+
 
 class _OnRedis:
     @pytest.fixture(autouse=True)
@@ -118,31 +120,18 @@ def test_a_redis_lease_fences_out_the_previous_holder_in_redis_records(redis_url
 
 def test_a_bus_whose_connection_drops_reconnects_and_delivers_what_it_missed(
         redis_url: str) -> None:
-    import threading
-
-    from aimon_core.service import Signal
     from aimon_core.stores._redis import RedisSignalBus, connect
 
     client = connect(redis_url)
     bus, publisher = RedisSignalBus(client), RedisSignalBus(client)
-    heard: list[Signal] = []
-    arrived = threading.Semaphore(0)
 
-    def handler(signal: Signal) -> None:
-        heard.append(signal)
-        arrived.release()
+    def missed_then_cut() -> None:
+        # The stream keeps it; the PUBLISH went to nobody.
+        client.xadd("aimon:signals", {"session": "s-drop", "signal": "interrupt"})
+        client.client_kill_filter(_type="pubsub")
 
     try:
-        bus.subscribe("s-drop", handler)
-        # A signal the bus never heard: sent while its connection was down (the stream
-        # keeps it; the PUBLISH went to nobody).
-        client.xadd("aimon:signals", {"session": "s-drop", "signal": "interrupt"})
-        client.client_kill_filter(_type="pubsub")  # the connection drops
-        assert arrived.acquire(timeout=20)  # caught up once connected again
-        assert heard == [Signal.INTERRUPT]
-        publisher.publish("s-drop", Signal.CLOSE)  # and heard live again after
-        while Signal.CLOSE not in heard:
-            assert arrived.acquire(timeout=20)
+        check_catch_up(bus, publisher, missed_then_cut=missed_then_cut)
     finally:
         bus.close()
         publisher.close()
