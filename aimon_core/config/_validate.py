@@ -31,6 +31,8 @@ TOP_KEYS = (
     "shellEnvPassthrough", "mcpServers", "compaction", "sandbox", "tools",
     # Read by the service alone (aimon_core/service/_settings.py), from the user's file.
     "service",
+    # Where sessions are kept (aimon_core/stores/_backend.py), from the user's file only.
+    "store",
 )
 COMPACTION_KEYS = ("threshold", "contextWindow", "toolResultLimitTokens")
 TOOLS_KEYS = ("concurrency", "searchThreshold", "schemaGate")

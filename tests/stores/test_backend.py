@@ -135,3 +135,11 @@ def test_postgres_records_with_redis_coordination(postgres_url: str, redis_url: 
         assert type(backend.service.signals).__name__ == "RedisSignalBus"
     finally:
         backend.close()
+
+
+def test_the_store_block_is_a_known_settings_key() -> None:
+    from aimon_core.config._validate import check_layer
+
+    values = check_layer({"store": {"url": "postgresql://aimon@db/aimon"}, "colour": 1},
+                         path=None, display="settings.json")
+    assert values.unused == ("colour",)
