@@ -14,7 +14,6 @@ lease, so a new holder fences the old one out before writing anything).
 
 from __future__ import annotations
 
-import builtins
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -222,12 +221,6 @@ class PostgresSessionRecordStore:
         with self.database.connection() as db, db.transaction(), db.cursor() as cur:
             self._lock(cur, session_id, lease, "fence")
             cur.execute("DELETE FROM aimon_sessions WHERE id = %s", (session_id,))
-
-    def session_ids(self) -> builtins.list[SessionId]:
-        """Return every stored session's id, oldest first (for copying a whole store)."""
-        with self.database.connection() as db:
-            rows = db.execute("SELECT id FROM aimon_sessions ORDER BY created_at, id").fetchall()
-        return [SessionId(str(row[0])) for row in rows]
 
     def _lock(self, cur: Cursor, session_id: SessionId, lease: SessionLease | None,
               columns: str) -> tuple[Any, ...]:

@@ -11,7 +11,6 @@ configure it as for any data you keep there.
 
 from __future__ import annotations
 
-import builtins
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -237,7 +236,3 @@ class RedisSessionRecordStore:
     def _listed(pipe: Any, session_id: str, project_root: str, when: datetime) -> None:
         pipe.zadd("aimon:sessions", {session_id: when.timestamp()})
         pipe.zadd(f"aimon:p:{project_root}", {session_id: when.timestamp()})
-
-    def session_ids(self) -> builtins.list[SessionId]:
-        """Return every stored session's id."""
-        return [SessionId(str(i)) for i in self.client.zrange("aimon:sessions", 0, -1)]
