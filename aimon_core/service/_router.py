@@ -45,8 +45,8 @@ class SessionRouter:
         self.service = service
         self._takeovers: dict[str, asyncio.Task[None]] = {}
 
-    async def open(self, session_id: str, *, project_root: str, flags: RuntimeFlags
-                   ) -> HostedSession | HeldElsewhere:
+    async def open(self, session_id: str, *, project_root: str, flags: RuntimeFlags,
+                   unattended: bool = False) -> HostedSession | HeldElsewhere:
         """Return the hosted session (claiming it if it is free), or who holds it."""
         from aimon_core.session import SessionLockedError
 
@@ -55,7 +55,7 @@ class SessionRouter:
             return hosted
         try:
             return await self.service.host(project_root=project_root, flags=flags,
-                                           session_id=session_id)
+                                           session_id=session_id, unattended=unattended)
         except SessionLockedError as exc:
             return HeldElsewhere(session_id=session_id, holder=exc.holder)
 
@@ -78,13 +78,14 @@ class SessionRouter:
         return await asyncio.to_thread(self.service.stores.signals.publish, held.session_id,
                                        Signal.INTERRUPT)
 
-    def take_over_later(self, session_id: str, *, project_root: str, flags: RuntimeFlags
-                        ) -> None:
+    def take_over_later(self, session_id: str, *, project_root: str, flags: RuntimeFlags,
+                        unattended: bool = False) -> None:
         """Claim the session as soon as its holder's lease expires (in the background)."""
         if session_id in self._takeovers:
             return
         task = asyncio.get_running_loop().create_task(
-            self._take_over(session_id, project_root, flags), name=f"take over {session_id}")
+            self._take_over(session_id, project_root, flags, unattended),
+            name=f"take over {session_id}")
         self._takeovers[session_id] = task
         task.add_done_callback(lambda _: self._took_over(session_id))
         self.service._changed()  # not idle while it waits
@@ -93,14 +94,15 @@ class SessionRouter:
         self._takeovers.pop(session_id, None)
         self.service._changed()  # idle again, perhaps
 
-    async def _take_over(self, session_id: str, project_root: str, flags: RuntimeFlags
-                         ) -> None:
+    async def _take_over(self, session_id: str, project_root: str, flags: RuntimeFlags,
+                         unattended: bool) -> None:
         # The lease store says how long a lease lives; a dead holder's is gone by then.
         ttl = float(getattr(self.service.app.store.leases, "ttl", 15.0))
         deadline = time.monotonic() + ttl * 2 + 5
         while time.monotonic() < deadline:
             try:
-                found = await self.open(session_id, project_root=project_root, flags=flags)
+                found = await self.open(session_id, project_root=project_root, flags=flags,
+                                        unattended=unattended)
             except Exception as exc:
                 log.warning("taking over %s failed: %s", session_id, exc)
                 return

@@ -428,12 +428,21 @@ class Service:
     async def _rehost(self) -> None:
         """Host again what a crashed service hosted, and sessions with inbox items waiting."""
         from aimon_core.runtime import RuntimeFlags
+        from aimon_core.session import SessionLockedError
 
         entries = await asyncio.to_thread(self.hosted.all)
         for session_id, project_root, flags, unattended in entries:
             try:
                 await self.host(project_root=project_root, flags=RuntimeFlags(**flags),
                                 session_id=session_id, unattended=unattended)
+            except SessionLockedError as exc:
+                # On a networked store the crashed service's own lease outlives it until it
+                # expires: host the session then (unless another service has taken it).
+                log.info("session %s is held (%s): hosting it once it is free", session_id,
+                         exc.holder)
+                await asyncio.to_thread(self.hosted.remove, session_id)
+                self.router.take_over_later(session_id, project_root=project_root,
+                                            flags=RuntimeFlags(**flags), unattended=unattended)
             except Exception as exc:
                 log.warning("session %s is not hosted again: %s", session_id, exc)
                 await asyncio.to_thread(self.hosted.remove, session_id)

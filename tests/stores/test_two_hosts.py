@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -139,3 +140,23 @@ def test_stop_on_b_interrupts_a_turn_running_on_a(hosts: tuple[Host, Host]) -> N
     finally:
         watcher.close()
         a.server.release()
+
+
+def test_a_restarted_service_hosts_its_sessions_again_once_its_old_lease_expires(
+        hosts: tuple[Host, Host]) -> None:
+    a, _ = hosts
+    on_a = a.script("T-back", lambda request, n: Reply(text="hello"))
+    session_id = a.background("T-back: say hello")
+    arrived(on_a)
+    pid = a.pid()
+    os.kill(pid, signal.SIGKILL)  # its lease lives on in the database for a while
+    wait_exit(pid)
+    a.script("T-again", lambda request, n: Reply(text="up again"))
+    a.background("T-again: start the service again")
+    deadline = time.monotonic() + WAIT
+    while True:  # hosted again once the dead process's lease expires (3 s)
+        listed = json.loads(a.aimon("ps", "--json").stdout)["sessions"]
+        if any(item["session_id"] == session_id for item in listed):
+            break
+        assert time.monotonic() < deadline, "the session was not hosted again"
+        # Each look is a whole `aimon ps` run; the lease expires on the database's clock.
