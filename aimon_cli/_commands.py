@@ -329,7 +329,7 @@ def run(args: list[str]) -> None:
     try:
         _run(args)
     except Exception as exc:
-        from aimon_core.stores._errors import StoreError  # not at start: only when needed
+        from aimon_core.stores import StoreError  # not at start: only when needed
 
         if not isinstance(exc, StoreError):
             raise

@@ -31,8 +31,7 @@ from pathlib import Path
 
 from aimon_core.llm import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from aimon_core.session import SessionRecord, SessionStore
-from aimon_core.stores import open_backend
-from aimon_core.stores._backend import StoreChoice
+from aimon_core.stores import StoreChoice, open_backend
 from aimon_core.testing._servers import (
     postgres_missing,
     redis_missing,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from aimon_core.service._settings import ServiceSettings, service_settings
     from aimon_core.service._stores import (
+        HOLD_SECONDS,
         IdempotencyStore,
         InboxItem,
         LocalSignalBus,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         SessionInbox,
         Signal,
         SignalBus,
+        SignalHandler,
         SQLiteIdempotencyStore,
         SQLiteInbox,
     )
@@ -64,6 +66,7 @@ _LAZY = {
     "peer_credentials": "_server",
     "ServiceSettings": "_settings",
     "service_settings": "_settings",
+    "HOLD_SECONDS": "_stores",
     "IdempotencyStore": "_stores",
     "InboxItem": "_stores",
     "LocalSignalBus": "_stores",
@@ -72,6 +75,7 @@ _LAZY = {
     "SessionInbox": "_stores",
     "Signal": "_stores",
     "SignalBus": "_stores",
+    "SignalHandler": "_stores",
     "SQLiteIdempotencyStore": "_stores",
     "SQLiteInbox": "_stores",
     "PROTOCOL_VERSION": "_wire",
@@ -85,6 +89,7 @@ _LAZY = {
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
+    "HOLD_SECONDS",
     "PROTOCOL_VERSION",
     "REWAKE_MARK",
     "AsyncServiceClient",
@@ -115,6 +120,7 @@ __all__ = [
     "SessionInbox",
     "Signal",
     "SignalBus",
+    "SignalHandler",
     "environment_fingerprint",
     "from_wire",
     "peer_credentials",

@@ -279,7 +279,7 @@ async def _stop(service: Service, connection: Connection, params: dict[str, Any]
 
 async def _stop_elsewhere(service: Service, params: Mapping[str, Any]) -> dict[str, Any]:
     """Interrupt a session another service holds (through the signal bus)."""
-    from aimon_core.session._ids import is_session_id
+    from aimon_core.session import is_session_id
 
     text = _text(params, "session_id")
     if not is_session_id(text):

@@ -7,8 +7,11 @@ from aimon_core._lazy import lazy_getattr
 if TYPE_CHECKING:
     from aimon_core.session._codec import (
         FORMAT_VERSION,
+        SideLine,
         block_from_json,
         block_to_json,
+        line_from_json,
+        line_to_json,
         message_from_json,
         message_to_json,
     )
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
         MemorySessionLeaseStore,
         SessionLease,
         SessionLeaseStore,
+        check_lease,
         default_holder,
     )
     from aimon_core.session._memory_store import (
@@ -62,13 +66,21 @@ if TYPE_CHECKING:
     )
     from aimon_core.session._store import (
         ClaimedSession,
+        Clock,
         SessionRecordStore,
         SessionStore,
+        utc_now,
     )
 
 # Every name loads on first use: `import aimon_core.session` (and its light submodules such
 # as _paths) must not pull in the codec, the stores and the message types at start-up.
 _LAZY = {
+    "Clock": "_store",
+    "SideLine": "_codec",
+    "check_lease": "_lease",
+    "line_from_json": "_codec",
+    "line_to_json": "_codec",
+    "utc_now": "_store",
     "AppendFiles": "_files",
     "is_session_id": "_ids",
     "AgentMismatchError": "_errors",
@@ -123,6 +135,7 @@ __all__ = [
     "AppendFiles",
     "BudgetOverride",
     "ClaimedSession",
+    "Clock",
     "FileSessionLeaseStore",
     "FileSessionRecordStore",
     "InvalidSessionIdError",
@@ -146,11 +159,15 @@ __all__ = [
     "SessionSummary",
     "SessionTotals",
     "SessionTranscript",
+    "SideLine",
     "StaleLeaseError",
     "block_from_json",
     "block_to_json",
+    "check_lease",
     "default_holder",
     "is_session_id",
+    "line_from_json",
+    "line_to_json",
     "message_from_json",
     "message_to_json",
     "new_session_id",
@@ -160,4 +177,5 @@ __all__ = [
     "unanswered_tool_ids",
     "user_config_dir",
     "user_data_dir",
+    "utc_now",
 ]

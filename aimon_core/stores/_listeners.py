@@ -6,7 +6,7 @@ import contextlib
 import logging
 import threading
 
-from aimon_core.service._stores import Signal, SignalHandler
+from aimon_core.service import Signal, SignalHandler
 
 log = logging.getLogger(__name__)
 

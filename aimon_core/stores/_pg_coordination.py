@@ -24,7 +24,7 @@ from typing import Any
 
 import psycopg
 
-from aimon_core.service._stores import HOLD_SECONDS, InboxItem, Signal, SignalHandler
+from aimon_core.service import HOLD_SECONDS, InboxItem, Signal, SignalHandler
 from aimon_core.session import SessionId, SessionLease, SessionLockedError
 from aimon_core.stores._errors import StoreUnavailableError
 from aimon_core.stores._keeper import LeaseKeeper

@@ -25,6 +25,7 @@ from psycopg import errors as pg_errors
 from aimon_core.llm import Message
 from aimon_core.session import (
     BudgetOverride,
+    Clock,
     ModelChoice,
     SessionCodecError,
     SessionExistsError,
@@ -35,14 +36,15 @@ from aimon_core.session import (
     SessionSummary,
     SessionTotals,
     SessionTranscript,
+    SideLine,
     StaleLeaseError,
+    check_lease,
+    line_to_json,
     message_from_json,
     title_from,
     unanswered_tool_ids,
+    utc_now,
 )
-from aimon_core.session._codec import SideLine, line_to_json
-from aimon_core.session._lease import check_lease
-from aimon_core.session._store import Clock, utc_now
 from aimon_core.stores._pg import PostgresDatabase
 from aimon_core.stores._rows import decode_message, encode_message, side_of, with_side
 

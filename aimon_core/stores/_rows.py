@@ -6,8 +6,15 @@ import dataclasses
 import json
 
 from aimon_core.llm import Message
-from aimon_core.session import SessionCodecError, SessionRecord, message_from_json, message_to_json
-from aimon_core.session._codec import SideLine, line_from_json, line_to_json
+from aimon_core.session import (
+    SessionCodecError,
+    SessionRecord,
+    SideLine,
+    line_from_json,
+    line_to_json,
+    message_from_json,
+    message_to_json,
+)
 
 
 def encode_message(message: Message) -> str:
