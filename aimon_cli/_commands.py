@@ -326,6 +326,12 @@ def take_store_flag(args: list[str]) -> list[str]:
 
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand app or the root command; exit with its status."""
+    if "--store" in args or any(arg.startswith("--store=") for arg in args):
+        try:
+            args = take_store_flag(args)
+        except CommandExitError as exc:
+            sys.stderr.write(f"aimon: {exc.message}\n")
+            raise SystemExit(exc.code) from None
     try:
         _run(args)
     except Exception as exc:
@@ -341,12 +347,6 @@ def run(args: list[str]) -> None:
 
 
 def _run(args: list[str]) -> None:
-    if "--store" in args or any(arg.startswith("--store=") for arg in args):
-        try:
-            args = take_store_flag(args)
-        except CommandExitError as exc:
-            sys.stderr.write(f"aimon: {exc.message}\n")
-            raise SystemExit(exc.code) from None
     if args and args[0] == "store":
         from aimon_cli._store_cli import store_app
 
