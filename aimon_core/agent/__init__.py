@@ -53,12 +53,18 @@ from aimon_core.agent._frontmatter import (
     usable_name,
 )
 from aimon_core.agent._prompt import (
+    CONTEXT_CAP,
+    INSTRUCTION_FILES,
+    ContextBlock,
+    ContextSource,
     Environment,
     ProjectInstructions,
     assemble_system_prompt,
+    context_update,
     find_instructions,
     gather_environment,
     gather_environment_sync,
+    status_summary,
 )
 from aimon_core.agent._runtime import (
     AgentRuntime,
@@ -92,6 +98,8 @@ from aimon_core.agent._workflow_events import (
 )
 
 __all__ = [
+    "CONTEXT_CAP",
+    "INSTRUCTION_FILES",
     "INTERRUPTED_RESULT",
     "MAY_HAVE_RUN_RESULT",
     "NEVER_RAN_RESULT",
@@ -117,6 +125,8 @@ __all__ = [
     "BudgetTracker",
     "Compacted",
     "Compactor",
+    "ContextBlock",
+    "ContextSource",
     "Environment",
     "EventSink",
     "ExecutionBudget",
@@ -152,6 +162,7 @@ __all__ = [
     "WorkflowTaskChanged",
     "allow_all",
     "assemble_system_prompt",
+    "context_update",
     "find_instructions",
     "gather_environment",
     "gather_environment_sync",
@@ -167,5 +178,6 @@ __all__ = [
     "repair_tool_pairs",
     "split_frontmatter",
     "split_tool_list",
+    "status_summary",
     "usable_name",
 ]

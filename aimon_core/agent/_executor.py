@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+import aimon_core.agent._prompt as prompts
 from aimon_core.agent._budget import BudgetTracker, ExecutionBudget
 from aimon_core.agent._events import (
     AssistantMessageCompleted,
@@ -205,12 +206,14 @@ class OrcaExecutor:
         prompt = request.prompt
         if context:
             prompt = Message(role="user", content=(*prompt.content, TextBlock(text=context)))
+        prompt = await prompts.refresh(prompt, runtime.context, run.context, run.messages)
         run.commit(prompt)
         env = request.environment or await gather_environment(
             request.tool_context.project_root, request.tool_context.cwd,
             path_filter=request.tool_context.path_filter,
         )
-        system = assemble_system_prompt(runtime.agent, env, dict(request.variables))
+        system = assemble_system_prompt(runtime.agent, env, dict(request.variables),
+                                        refreshed=runtime.context is not None)
         return await self._loop(run, system)
 
     async def _loop(self, run: _Run, system: str) -> ExecutionResult:

@@ -17,12 +17,16 @@ import datetime as dt
 import logging
 import os
 import platform
+import re
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from aimon_core.agent._definition import AgentDefinition
+from aimon_core.llm import Message, TextBlock
+from aimon_core.tools import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +78,8 @@ def _git_status(cwd: Path) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _status_summary(porcelain: str) -> str:
+def status_summary(porcelain: str) -> str:
+    """Return `git status --porcelain` output as counts and the first 20 lines."""
     lines = [line for line in porcelain.splitlines() if line.strip()]
     if not lines:
         return "clean"
@@ -133,7 +138,7 @@ def gather_environment_sync(project_root: Path, cwd: Path | None = None, *,
         platform=f"{platform.system().lower()} ({platform.release()})",
         date=dt.date.today().isoformat(),
         git_branch=branch,
-        git_status=_status_summary(status) if status is not None else None,
+        git_status=status_summary(status) if status is not None else None,
         instructions=find_instructions(project_root, path_filter),
     )
 
@@ -146,10 +151,21 @@ async def gather_environment(project_root: Path, cwd: Path | None = None, *,
 
 
 def assemble_system_prompt(
-    agent: AgentDefinition, env: Environment, variables: dict[str, str] | None = None
+    agent: AgentDefinition, env: Environment, variables: dict[str, str] | None = None, *,
+    refreshed: bool = False,
 ) -> str:
-    """Return the whole system prompt: agent prompt, environment, project instructions."""
+    """Return the whole system prompt: agent prompt, environment, project instructions.
+
+    With `refreshed`, the facts that change during a session (date, git, instructions) are
+    left out: context providers send them in the conversation (`context_update`), so this
+    prompt stays the same, byte for byte, for the whole session and the cache holds.
+    """
     parts = [agent.render_prompt(variables)]
+    if refreshed:
+        parts.append("# Environment\n<env>\n"
+                     f"Working directory: {env.cwd}\nPlatform: {env.platform}\n</env>\n"
+                     + CONTEXT_NOTE)
+        return "\n\n".join(parts) + "\n"
     facts = [
         f"Working directory: {env.cwd}",
         f"Platform: {env.platform}",
@@ -169,3 +185,96 @@ def assemble_system_prompt(
             f"<project-instructions>\n{env.instructions.text.strip()}\n</project-instructions>"
         )
     return "\n\n".join(parts) + "\n"
+
+
+CONTEXT_NOTE = (
+    "aimon adds <context name=\"...\"> blocks to user messages: the date, the repository's "
+    "state, the project's instructions, background jobs, remembered notes. It sends a block "
+    "again only when what it describes changed; the latest block of each name is current. "
+    "Follow the project instructions and memory you find there as the user's own.")
+_GONE = "(nothing now)"
+CONTEXT_CAP = 60_000
+"""The most characters of context blocks one message carries; the rest is cut, with a note."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextBlock:
+    """One context provider's text at a turn (`name` is the provider's)."""
+
+    name: str
+    text: str
+
+
+class ContextSource(Protocol):
+    """Gives the context blocks of a turn (`aimon_core.context.ContextSet` is aimon's)."""
+
+    async def blocks(self, ctx: ToolContext) -> tuple[ContextBlock, ...]:
+        """Return every provider's block as of now (providers with nothing to say give none)."""
+        ...
+
+
+_OPEN = re.compile(r'<context name="([A-Za-z0-9_.-]+)">\n')
+
+
+def render_block(block: ContextBlock) -> str:
+    """Return a block as it is sent: tagged with its provider's name."""
+    return f'<context name="{block.name}">\n{block.text.strip()}\n</context>'
+
+
+def sent_blocks(history: Sequence[Message]) -> dict[str, str]:
+    """Return the latest block of each provider found in the user messages of `history`.
+
+    The transcript is the truth: a compaction that summarised a block away, or a resumed
+    session, gets the block again.
+    """
+    sent: dict[str, str] = {}
+    for message in history:
+        if message.role != "user":
+            continue
+        for part in message.content:
+            if isinstance(part, TextBlock) and part.text.startswith("<context name="):
+                for match in _OPEN.finditer(part.text):
+                    end = part.text.find("\n</context>", match.end())
+                    if end >= 0:
+                        sent[match.group(1)] = part.text[match.end():end]
+    return sent
+
+
+def context_update(blocks: Sequence[ContextBlock], history: Sequence[Message], *,
+                   cap: int = CONTEXT_CAP) -> TextBlock | None:
+    """Return the blocks that differ from what `history` last carried, as one text part.
+
+    None when nothing changed: the request then differs from the previous one only by what
+    the user and the model added, so the whole prefix is read from the prompt cache.
+    """
+    sent = sent_blocks(history)
+    changed = [b for b in blocks if sent.get(b.name) != b.text.strip()]
+    now = {b.name for b in blocks}
+    # A provider that has nothing to say any more (no job runs) says so once.
+    changed.extend(ContextBlock(name=name, text=_GONE) for name, text in sent.items()
+                   if name not in now and text != _GONE)
+    if not changed:
+        return None
+    parts: list[str] = []
+    left = cap
+    for block in changed:
+        text = render_block(block)
+        if len(text) > left:
+            keep = max(0, left - 200)
+            cut = block.text.strip()[:keep]
+            text = render_block(ContextBlock(name=block.name, text=(
+                f"{cut}\n[aimon: cut here; the context blocks passed {cap:,} characters]")))
+        parts.append(text)
+        left -= len(text)
+        if left <= 0:
+            break
+    return TextBlock(text="\n".join(parts))
+
+
+async def refresh(prompt: Message, source: ContextSource | None, ctx: ToolContext,
+                  history: Sequence[Message]) -> Message:
+    """Return `prompt` with the blocks of `source` that changed since `history` said them."""
+    if source is None:
+        return prompt
+    update = context_update(await source.blocks(ctx), history)
+    return prompt if update is None else Message(role="user", content=(*prompt.content, update))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from aimon_core.agent._definition import AgentDefinition
+from aimon_core.agent._prompt import ContextSource
 from aimon_core.hook import HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
 from aimon_core.tools import ConcurrencyBehavior, SchemaGate, Tool, ToolContext, ToolRegistry
@@ -115,6 +116,9 @@ class AgentRuntime:
     concurrency: ConcurrencyBehavior = ConcurrencyBehavior.PARALLEL
     # What the schema gate does with input that does not fit (settings: `tools.schemaGate`).
     schema_gate: SchemaGate = SchemaGate.STRICT
+    # Context providers refreshed at each turn (None: the environment is described once, in
+    # the system prompt, as for a fork).
+    context: ContextSource | None = None
 
     @property
     def runtime_id(self) -> AgentRuntimeId:

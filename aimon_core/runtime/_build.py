@@ -138,12 +138,15 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     agent = _with_listing(agent, extensions, tools)
     gate = restricted_gate(interactive_gate(policy), restrictions, project_root=root,
                            agent=agent.name)
+    from aimon_core.context import ContextSet, default_providers
+
     runtime = AgentRuntime(
         agent=agent, client=client, model=model, tools=tools, gate=gate,
         settings=model_settings, hooks=hooks, id=runtime_id,
         permission_mode=lambda: policy.mode.value,
         concurrency=ConcurrencyBehavior(settings.settings.tools.concurrency or "parallel"),
         schema_gate=SchemaGate(settings.settings.tools.schema_gate or "strict"),
+        context=ContextSet(default_providers()),
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,

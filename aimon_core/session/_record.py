@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from aimon_core.llm import Message, ToolResultBlock, Usage
+from aimon_core.llm import Message, TextBlock, ToolResultBlock, Usage
 from aimon_core.session._ids import SessionId, new_session_id
 
 TITLE_LENGTH = 80
@@ -193,11 +193,16 @@ def unanswered_tool_ids(started: Iterable[str], messages: Iterable[Message]) -> 
 
 
 def title_from(messages: Iterable[Message]) -> str:
-    """Return the first user text, whitespace collapsed and cut to 80 characters ("" if none)."""
+    """Return the first user text, whitespace collapsed and cut to 80 characters ("" if none).
+
+    Only a message's first text part counts: what aimon adds after it (context blocks, hook
+    context) is not what the user typed.
+    """
     for message in messages:
         if message.role != "user":
             continue
-        text = " ".join(message.text.split())
+        first = next((b.text for b in message.content if isinstance(b, TextBlock)), "")
+        text = " ".join(first.split())
         if text:
             return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
     return ""

@@ -453,6 +453,10 @@ class LocalShell:
         finally:
             _close_transport(job.proc)
 
+    def jobs(self) -> tuple[tuple[str, str, str], ...]:
+        """Return (shell id, command, status) of every background job, oldest first."""
+        return tuple((job.shell_id, job.command, job.status) for job in self._jobs.values())
+
     def _job(self, shell_id: str) -> _Job:
         job = self._jobs.get(shell_id)
         if job is None:

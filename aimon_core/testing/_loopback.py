@@ -42,6 +42,7 @@ from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 from . import _loopback_anthropic, _loopback_openai
+from ._text import typed_text, without_context
 
 EXHAUSTED_MESSAGE = "loopback script exhausted: unexpected extra request"
 
@@ -170,19 +171,19 @@ class RecordedRequest:
         """Yield (call id, Anthropic's error flag or None on OpenAI's wire, text as sent)."""
         for message in self.body.get("messages", []):
             if message.get("role") == "tool":
-                yield str(message.get("tool_call_id")), None, _text_of(message.get("content", ""))
+                yield str(message.get("tool_call_id")), None, typed_text(message.get("content", ""))
                 continue
             content = message.get("content")
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, Mapping) and block.get("type") == "tool_result":
                     yield (str(block.get("tool_use_id")), bool(block.get("is_error")),
-                           _text_of(block.get("content", "")))
+                           typed_text(block.get("content", "")))
 
     def system_text(self) -> str:
         """Return the system prompt: Anthropic's `system`, or OpenAI's system messages."""
         if "system" in self.body:
-            return _text_of(self.body["system"])
-        return "\n".join(_text_of(m.get("content", "")) for m in self.body.get("messages", [])
+            return typed_text(self.body["system"])
+        return "\n".join(typed_text(m.get("content", "")) for m in self.body.get("messages", [])
                          if m.get("role") in ("system", "developer"))
 
     def tool_names(self) -> list[str]:
@@ -194,23 +195,17 @@ class RecordedRequest:
         """Return (role, text) of every message but the system prompt, in order.
 
         The text joins the message's text parts and tool results; OpenAI's tool results keep
-        their role "tool" (Anthropic's travel in a "user" message).
+        their role "tool" (Anthropic's travel in a "user" message). aimon's context blocks
+        (`<context name="...">`, after a prompt) are left out: `body` has them.
         """
-        return [(str(m.get("role")), _text_of(m.get("content") or ""))
+        return [(str(m.get("role")), typed_text(without_context(m.get("content") or "")))
                 for m in self.body.get("messages", [])
                 if m.get("role") not in ("system", "developer")]
 
 
+
 OPENAI_ERROR = "Error: "
 """How aimon's OpenAI client marks a failed tool result (the wire has no error flag)."""
-
-
-def _text_of(content: Any) -> str:
-    """Return the text of message content given as a string or as a list of text parts."""
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text") or _text_of(part.get("content") or "")
-                   for part in content if isinstance(part, Mapping))
 
 
 Responder = Callable[[RecordedRequest], Step]

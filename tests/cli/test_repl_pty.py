@@ -88,7 +88,8 @@ def test_ctrl_c_mid_stream_keeps_the_prompt_and_a_valid_transcript(
     child.expect_exact("Back again.")
     record = stored(home, leave(child))
     assert_valid_transcript(record)
-    texts = [(m.role, m.text) for m in record.transcript.messages]
+    texts = [(m.role, m.content[0].text if m.role == "user" else m.text)
+             for m in record.transcript.messages]
     kept = texts[1][1]  # what had streamed when the stream stalled: the wires cut it differently
     assert kept.startswith("Partial answer.") and partial.startswith(kept)
     assert texts == [("user", "tell me a long story"), ("assistant", kept),
@@ -287,7 +288,7 @@ def test_resume_in_the_repl_opens_another_agents_session_on_its_runtime(
     assert leave(child) == reviewer_session
     record = stored(home, reviewer_session)
     assert record.agent_ref.startswith("agent:reviewer:")  # agent scope is per project
-    assert [m.text for m in record.transcript.messages if m.role == "user"] == [
+    assert [m.content[0].text for m in record.transcript.messages if m.role == "user"] == [
         "hello reviewer", "and now?"]
     assert "You are the reviewer of this project." in server.requests[-1].system_text()
     assert server.requests[-1].tool_names() == ["Read"]

@@ -71,5 +71,5 @@ def test_rewind_forks_the_conversation_and_switches_to_it(
     wait_prompt(child)
     assert (project / "step.txt").read_text() == "two\n"  # the code stays
     fork = stored(home, leave(child))
-    assert [m.text for m in fork.transcript.messages if m.role == "user" and m.text] == [
+    assert [m.content[0].text for m in fork.transcript.messages if m.role == "user" and m.text] == [
         "first prompt"]

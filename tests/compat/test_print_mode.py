@@ -196,6 +196,6 @@ def test_the_example_claude_project_runs_with_one_notice(tmp_path: Path,
         "aimon: read Claude Code settings: .claude/settings.json (not used by aimon: "
         "statusLine; enabledPlugins)"]
     assert done.stdout.strip() == "Looks good."
-    system = server.requests[0].body["system"]
-    assert "never force-push" in json.dumps(system)  # CLAUDE.md
+    first = server.requests[0].body["messages"][0]
+    assert "never force-push" in json.dumps(first)  # CLAUDE.md, a context block
     assert "Branch:" in texts(server, 0)  # the SessionStart hook's context

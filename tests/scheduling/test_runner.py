@@ -71,7 +71,7 @@ def test_each_run_is_a_new_session_with_its_transcript(tmp_path: Path) -> None:
         assert runs[0].message == "the build is green"
         assert runs[0].session_id != runs[1].session_id
         record = app.store.records.load(runs[0].session_id)  # type: ignore[arg-type]
-        texts = [message.text for message in record.transcript.messages]
+        texts = [message.content[0].text for message in record.transcript.messages]
         assert texts == ["check the build", "the build is green"]
         assert runs[0].input_tokens == 10 and runs[0].output_tokens == 5
         assert [(n.notification_type, n.message) for n in told] == [
@@ -98,7 +98,7 @@ def test_runs_appended_to_a_named_session(tmp_path: Path) -> None:
             done = await runner(routine, run, lambda _: None)
             assert done.outcome is RunOutcome.OK and done.session_id == session_id
         record = app.store.records.load(live.id)
-        assert [m.text for m in record.transcript.messages] == [
+        assert [m.content[0].text for m in record.transcript.messages] == [
             "hello", "first", "check the build", "second", "check the build", "third"]
         await app.aclose()
 

@@ -45,6 +45,18 @@ def _instructions(project: Path, readable: Readable) -> str:
     return repr(gather_environment_sync(project, project, path_filter=readable))
 
 
+def _context_instructions(project: Path, readable: Readable) -> str:
+    """The instructions context provider, read at every turn (imports followed)."""
+    from aimon_core.context import InstructionsProvider
+    from aimon_core.filesystem import LocalFileSystem
+    from aimon_core.shell import LocalShell
+    from aimon_core.tools import ToolContext, ToolState
+
+    ctx = ToolContext(project_root=project, cwd=project, fs=LocalFileSystem(project),
+                      shell=LocalShell(), state=ToolState(), path_filter=readable)
+    return repr(InstructionsProvider().read(ctx))
+
+
 def _commands(project: Path, readable: Readable) -> str:
     from aimon_core.command import command_roots, custom_commands, load_custom_commands
 
@@ -147,6 +159,10 @@ OWN_READS = (
     OwnRead(id="AIMON.md", link="AIMON.md", content=SECRET, run=_instructions),
     OwnRead(id="AGENTS.md", link="AGENTS.md", content=SECRET, run=_instructions),
     OwnRead(id="CLAUDE.md", link="CLAUDE.md", content=SECRET, run=_instructions),
+    OwnRead(id="AIMON.md_provider", link="AIMON.md", content=SECRET,
+            run=_context_instructions),
+    OwnRead(id="instruction_import", link="docs/leak.md", content=SECRET,
+            run=_context_instructions, files={"AIMON.md": "Rules. @docs/leak.md\n"}),
     OwnRead(id="aimon_command", link=".aimon/commands/leak.md", content=MARKDOWN,
             run=_commands),
     OwnRead(id="claude_command", link=".claude/commands/leak.md", content=MARKDOWN,
