@@ -392,6 +392,11 @@ def _run(args: list[str]) -> None:
         from aimon_cli._exit import leave
 
         leave(code)
+    if args and args[0] == "memory":
+        from aimon_cli._memory_cli import memory_app
+
+        memory_app(args[1:], prog_name="aimon memory")
+        return
     if args and args[0] in SUBCOMMANDS:
         from aimon_cli._sessions_cli import sessions_app
 

@@ -9,6 +9,7 @@ from aimon_core.command._custom import (
     fill_arguments,
     load_custom_commands,
 )
+from aimon_core.command._memory import memory_action, memory_command, memory_shorthand
 from aimon_core.command._model import MODEL_USAGE, known_name, model_commands, open_endpoint
 from aimon_core.command._permissions import (
     APPROVE_USAGE,
@@ -100,6 +101,9 @@ __all__ = [
     "format_when",
     "known_name",
     "load_custom_commands",
+    "memory_action",
+    "memory_command",
+    "memory_shorthand",
     "model_commands",
     "open_endpoint",
     "parse_count",

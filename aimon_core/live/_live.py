@@ -46,7 +46,7 @@ from aimon_core.agent import (
     repair_tool_pairs,
 )
 from aimon_core.checkpoint import SessionCheckpoints, checkpointed, checkpoints_for
-from aimon_core.command import CommandRegistry, parse_slash
+from aimon_core.command import CommandRegistry, memory_shorthand, parse_slash
 from aimon_core.compact import CompactionSettings, SessionCompactor, context_window
 from aimon_core.hook import HookDispatcher, HookEvent
 from aimon_core.live._claude import ClaudeSide
@@ -374,6 +374,9 @@ class LiveSession:
             task = asyncio.current_task()
             assert task is not None
             self._running = (turn_id, task)
+            if self.commands is not None and self.commands.get("memory") is not None and (
+                    note := memory_shorthand(prompt)) is not None:
+                prompt = f"/memory add {note}"  # `# text`, as in Claude Code
             if self.commands is not None and parse_slash(prompt) is not None:
                 outcome = await self._command(turn_id, prompt)
                 if outcome.prompt is None:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
     from aimon_core.command import CommandRegistry
     from aimon_core.config import LoadedSettings
+    from aimon_core.memory import MemoryBook
     from aimon_core.permission import PermissionPolicy
 
 
@@ -107,9 +108,19 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     hooks = build_hooks(settings, root)
     # The one list of the runtime's tools: every name its providers may give, and the
     # caller's own tools; rules and tool lists are checked against it.
+    from aimon_core.memory import (
+        MEMORY_TOOL_NAMES,
+        MemoryBook,
+        default_store,
+        memory_tools,
+        owner_for,
+    )
+
+    memory = MemoryBook(parts.memory or default_store(), owner_for(root, agent.name))
     if parts.providers is None:
         known = provided_names(builtin_providers(), parts.tools) | {
-            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH}
+            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH,
+            *MEMORY_TOOL_NAMES}
     else:
         known = provided_names(parts.providers, parts.tools) | {TOOL_SEARCH}
     notices.extend(check_rule_tools(flags, settings, known))
@@ -130,7 +141,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     providers = parts.providers
     if providers is None:
         providers = (*builtin_providers(), SkillToolProvider(extensions),
-                     SubagentToolProvider(extensions), workflows.provider())
+                     SubagentToolProvider(extensions), workflows.provider(),
+                     memory_tools(memory))
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
     lazy_schemas(tools, settings.settings, model, client.provider, agent)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
@@ -139,6 +151,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     gate = restricted_gate(interactive_gate(policy), restrictions, project_root=root,
                            agent=agent.name)
     from aimon_core.context import ContextSet, default_providers
+    from aimon_core.memory import MemoryProvider
 
     runtime = AgentRuntime(
         agent=agent, client=client, model=model, tools=tools, gate=gate,
@@ -146,11 +159,12 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         permission_mode=lambda: policy.mode.value,
         concurrency=ConcurrencyBehavior(settings.settings.tools.concurrency or "parallel"),
         schema_gate=SchemaGate(settings.settings.tools.schema_gate or "strict"),
-        context=ContextSet(default_providers()),
+        context=ContextSet(default_providers(MemoryProvider(memory))),
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,
-                             commands=_commands(extensions, notices, root, readable, workflows),
+                             commands=_commands(extensions, notices, root, readable, workflows,
+                                                memory),
                              mcp=mcp_servers(settings, tools, policy, agent), tool_names=known,
                              sandbox=sandbox, workflows=workflows,
                              client_secrets=client_secrets,
@@ -193,14 +207,19 @@ def _warm_first_call() -> None:
 
 def _commands(extensions: Extensions, notices: list[str], root: Path,
               readable: Callable[[Path], bool] | None = None,
-              workflows: RuntimeWorkflows | None = None) -> CommandRegistry:
-    """Return the system commands with /skills, /workflow and the rest, one command per
-    skill, and the Markdown commands of `.aimon/commands/` and `.claude/commands/` (skills
-    win a name, but for aimon's built-in ones)."""
+              workflows: RuntimeWorkflows | None = None,
+              memory: MemoryBook | None = None) -> CommandRegistry:
+    """Return the system commands with /skills, /workflow, /memory and the rest, one command
+    per skill, and the Markdown commands of `.aimon/commands/` and `.claude/commands/`
+    (skills win a name, but for aimon's built-in ones)."""
     from aimon_core.command import CommandNameError, custom_commands, default_registry
     from aimon_core.config import claude_user_dir
 
     registry = default_registry(extensions, workflows)
+    if memory is not None:
+        from aimon_core.command import memory_command
+
+        registry.register(memory_command(memory))
     for command in extensions.slash_commands():
         try:
             registry.register(command)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
     from aimon_core.llm import LLMClient
+    from aimon_core.memory import ObservationStore
     from aimon_core.runtime._workflows import WorkflowScope
     from aimon_core.tools import Tool, ToolProvider
 
@@ -58,6 +59,8 @@ class RuntimeParts:
     trust_all: bool = False
     agent_definition: AgentDefinition | None = None
     workflows: WorkflowScope | None = None
+    # Where memory is kept (None: files in aimon's data folder).
+    memory: ObservationStore | None = None
 
 
 NO_FLAGS = RuntimeFlags()
