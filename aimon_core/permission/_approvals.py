@@ -55,11 +55,13 @@ from aimon_core.permission._rules import (
 )
 from aimon_core.tools import (
     CommandSubject,
+    DomainSubject,
     NameSubject,
     PathSubject,
     RuleSubject,
     Tool,
     subject_name,
+    url_host,
 )
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,12 @@ def approval_rule(
                     return ""
                 path = "."
             candidate = _path_rule(tool.name, path, project_root, cwd, absolute=absolute)
+        case DomainSubject(param=param):
+            url = tool_input.get(param)
+            found = url_host(url) if isinstance(url, str) else None
+            if found is None:
+                return ""
+            candidate = f"{tool.name}(domain:{found[0]})"
         case NameSubject(param=param):
             name = tool_input.get(param)
             candidate = (f"{tool.name}({subject_name(name)})" if isinstance(name, str)

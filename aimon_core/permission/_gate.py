@@ -15,6 +15,7 @@ from aimon_core.permission._paths import evaluate_path
 from aimon_core.permission._rules import Decision, PermissionRules, Verdict, describe, governs
 from aimon_core.tools import (
     CommandSubject,
+    DomainSubject,
     NameSubject,
     PathSubject,
     RuleSubject,
@@ -22,6 +23,7 @@ from aimon_core.tools import (
     Tool,
     ToolContext,
     subject_name,
+    url_host,
 )
 
 PRINT_MODE = "print mode"
@@ -63,6 +65,8 @@ def decide(tool: Tool, tool_input: Mapping[str, Any], rules: PermissionRules,
                 return reached
         case RuleSubject(matcher=matcher):
             return evaluate_owned(tool.name, matcher, tool_input, rules) or _default(tool, whole)
+        case DomainSubject(param=param):
+            return _by_domain(tool.name, tool_input.get(param), whole, rules)
         case _:
             pass
     return _default(tool, whole)
@@ -92,6 +96,39 @@ def decide_name(tool: str, name: str, rules: PermissionRules) -> Decision | None
                     and subject_name(rule.specifier) == wanted):
                 return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
     return None
+
+
+def decide_domain(tool: str, url: str, rules: PermissionRules) -> Decision | None:
+    """Decide `Tool(domain:HOST)` rules for a call that reaches `url`'s host: deny, then ask,
+    then allow; None when no rule covers the host. A URL with no http(s) host is denied."""
+    from aimon_core.shell import domain_matches
+
+    found = url_host(url)
+    if found is None:
+        return Decision(verdict=Verdict.DENY, reason=f"{tool} takes an http or https URL")
+    host, port = found
+    for verdict, group in ((Verdict.DENY, rules.deny), (Verdict.ASK, rules.ask),
+                           (Verdict.ALLOW, rules.allow)):
+        for rule in group:
+            spec = rule.specifier or ""
+            if (governs(rule.tool, tool) and spec.startswith("domain:")
+                    and domain_matches(spec.removeprefix("domain:"), host, port)):
+                return Decision(verdict=verdict, reason=describe(verdict, rule), rule=rule.text)
+    return None
+
+
+def _by_domain(tool: str, url: object, whole: Decision | None,
+               rules: PermissionRules) -> Decision:
+    """Decide a call that reaches a URL's host: its domain rules, else a rule on the whole
+    tool, else ASK: reaching a host is never presumed harmless, whatever the tool reads."""
+    reached = decide_domain(tool, url if isinstance(url, str) else "", rules)
+    if reached is not None:
+        return reached
+    if whole is not None:
+        return whole
+    found = url_host(url) if isinstance(url, str) else None
+    return Decision(verdict=Verdict.ASK, reason=(
+        f"no rule allows {tool} to reach {found[0] if found else 'that address'}"))
 
 
 def decide_server(server: str, rules: PermissionRules) -> Decision | None:
@@ -159,6 +196,11 @@ def allowed_tools_hint(tool: Tool, tool_input: Mapping[str, Any],
         command = str(tool_input.get(tool.subject.param, "")).split()
         program = programs[0] if programs else command[0] if command else "COMMAND"
         return f'--allowed-tools "{tool.name}({program}:*)"'
+    if isinstance(tool.subject, DomainSubject):
+        url = tool_input.get(tool.subject.param)
+        found = url_host(url) if isinstance(url, str) else None
+        if found is not None:
+            return f'--allowed-tools "{tool.name}(domain:{found[0]})"'
     return f'--allowed-tools "{tool.name}"'
 
 

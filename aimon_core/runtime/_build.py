@@ -115,12 +115,13 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         memory_tools,
         owner_for,
     )
+    from aimon_core.web import WEB_TOOL_NAMES, default_web_tools
 
     memory = MemoryBook(parts.memory or default_store(), owner_for(root, agent.name))
     if parts.providers is None:
         known = provided_names(builtin_providers(), parts.tools) | {
             *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH,
-            *MEMORY_TOOL_NAMES}
+            *MEMORY_TOOL_NAMES, *WEB_TOOL_NAMES}
     else:
         known = provided_names(parts.providers, parts.tools) | {TOOL_SEARCH}
     notices.extend(check_rule_tools(flags, settings, known))
@@ -142,7 +143,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     if providers is None:
         providers = (*builtin_providers(), SkillToolProvider(extensions),
                      SubagentToolProvider(extensions), workflows.provider(),
-                     memory_tools(memory))
+                     memory_tools(memory), default_web_tools())
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
     lazy_schemas(tools, settings.settings, model, client.provider, agent)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),

@@ -3,6 +3,7 @@
 from aimon_core.tools._artifacts import Artifact, collect_artifacts
 from aimon_core.tools._base import (
     CommandSubject,
+    DomainSubject,
     NameSubject,
     PathFilter,
     PathSubject,
@@ -19,6 +20,7 @@ from aimon_core.tools._base import (
     check_input,
     execute_tool,
     subject_name,
+    url_host,
     warm_validators,
 )
 from aimon_core.tools._declare import tool
@@ -69,6 +71,7 @@ __all__ = [
     "CommandRun",
     "CommandSubject",
     "ConcurrencyBehavior",
+    "DomainSubject",
     "FileChange",
     "FileRead",
     "FinishedOnInterruptError",
@@ -116,5 +119,6 @@ __all__ = [
     "tool",
     "tool_list_notes",
     "tool_search_tool",
+    "url_host",
     "warm_validators",
 ]

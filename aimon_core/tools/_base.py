@@ -60,7 +60,29 @@ class ServerSubject:
     param: str
 
 
-Subject = PathSubject | CommandSubject | NameSubject | ServerSubject | RuleSubject
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DomainSubject:
+    """The tool reaches the host of the URL in parameter `param` (WebFetch): rules say
+    `WebFetch(domain:example.com)`, and a call no rule covers asks, read-only or not."""
+
+    param: str
+
+
+Subject = PathSubject | CommandSubject | NameSubject | ServerSubject | RuleSubject | DomainSubject
+
+
+def url_host(url: str) -> tuple[str, int] | None:
+    """Return the lower-case host and port of an http(s) URL, or None if it has none."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.hostname.lower().rstrip("."), port or (443 if parts.scheme == "https" else 80)
 
 
 def subject_name(text: str) -> str:

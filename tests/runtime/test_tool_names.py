@@ -153,18 +153,18 @@ def test_agent_and_skill_tool_lists_are_named_where_they_are_read(tmp_path: Path
     agents = tmp_path / ".aimon" / "agents"
     agents.mkdir(parents=True)
     (agents / "helper.md").write_text(
-        "---\nname: helper\ndescription: helps\ntools: Read, WebFetch, Raed\n---\nHelp.\n")
+        "---\nname: helper\ndescription: helps\ntools: Read, NotebookEdit, Raed\n---\nHelp.\n")
     skill = tmp_path / ".aimon" / "skills" / "look"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text(
         "---\nname: look\ndescription: look around\nallowed-tools: Read Frobnicate\n---\nLook.\n")
     main = agents / "main.md"
-    main.write_text("---\nname: main\ndescription: m\ntools: Read, WebFetch\n---\nMain.\n")
+    main.write_text("---\nname: main\ndescription: m\ntools: Read, NotebookEdit\n---\nMain.\n")
     assembly = build(tmp_path, flags=RuntimeFlags(agent="main"))
-    assert f"{main}: tool 'WebFetch' is not available in aimon; ignored" in assembly.notices
+    assert f"{main}: tool 'NotebookEdit' is not available in aimon; ignored" in assembly.notices
     assert assembly.commands is not None
     listing = asyncio.run(_run(assembly, "/agents")) + asyncio.run(_run(assembly, "/skills"))
-    assert "warning: tool 'WebFetch' is not available in aimon; ignored" in listing
+    assert "warning: tool 'NotebookEdit' is not available in aimon; ignored" in listing
     assert "warning: unknown tool 'Raed' (did you mean 'Read'?); ignored" in listing
     assert "warning: unknown tool 'Frobnicate'; ignored" in listing
 
