@@ -397,6 +397,11 @@ def _run(args: list[str]) -> None:
 
         memory_app(args[1:], prog_name="aimon memory")
         return
+    if args and args[0] == "knowledge":
+        from aimon_cli._knowledge_cli import knowledge_app
+
+        knowledge_app(args[1:], prog_name="aimon knowledge")
+        return
     if args and args[0] in SUBCOMMANDS:
         from aimon_cli._sessions_cli import sessions_app
 

@@ -108,6 +108,12 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     hooks = build_hooks(settings, root)
     # The one list of the runtime's tools: every name its providers may give, and the
     # caller's own tools; rules and tool lists are checked against it.
+    from aimon_core.knowledge import (
+        KNOWLEDGE_TOOL_NAMES,
+        LazyKnowledge,
+        knowledge_tools,
+        project_knowledge,
+    )
     from aimon_core.memory import (
         MEMORY_TOOL_NAMES,
         MemoryBook,
@@ -121,7 +127,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     if parts.providers is None:
         known = provided_names(builtin_providers(), parts.tools) | {
             *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH,
-            *MEMORY_TOOL_NAMES, *WEB_TOOL_NAMES}
+            *MEMORY_TOOL_NAMES, *WEB_TOOL_NAMES, *KNOWLEDGE_TOOL_NAMES}
     else:
         known = provided_names(parts.providers, parts.tools) | {TOOL_SEARCH}
     notices.extend(check_rule_tools(flags, settings, known))
@@ -143,7 +149,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     if providers is None:
         providers = (*builtin_providers(), SkillToolProvider(extensions),
                      SubagentToolProvider(extensions), workflows.provider(),
-                     memory_tools(memory), default_web_tools())
+                     memory_tools(memory), default_web_tools(),
+                     knowledge_tools(LazyKnowledge(lambda: project_knowledge(root))))
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
     lazy_schemas(tools, settings.settings, model, client.provider, agent)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
