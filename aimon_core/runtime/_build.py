@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from aimon_core.config import LoadedSettings
     from aimon_core.memory import MemoryBook
     from aimon_core.permission import PermissionPolicy
+    from aimon_core.tools import ToolProvider
 
 
 def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
@@ -106,28 +107,15 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
 
     sandbox = sandbox_setup(settings.settings.sandbox, policy, notices)
     hooks = build_hooks(settings, root)
-    # The one list of the runtime's tools: every name its providers may give, and the
-    # caller's own tools; rules and tool lists are checked against it.
-    from aimon_core.knowledge import (
-        KNOWLEDGE_TOOL_NAMES,
-        LazyKnowledge,
-        knowledge_tools,
-        project_knowledge,
-    )
-    from aimon_core.memory import (
-        MEMORY_TOOL_NAMES,
-        MemoryBook,
-        default_store,
-        memory_tools,
-        owner_for,
-    )
-    from aimon_core.web import WEB_TOOL_NAMES, default_web_tools
+    from aimon_core.memory import MemoryBook, default_store, owner_for
 
     memory = MemoryBook(parts.memory or default_store(), owner_for(root, agent.name))
+    domains = _domain_providers(root, memory)
+    # The one list of the runtime's tools: every name its providers may give, and the
+    # caller's own tools; rules and tool lists are checked against it.
     if parts.providers is None:
-        known = provided_names(builtin_providers(), parts.tools) | {
-            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH,
-            *MEMORY_TOOL_NAMES, *WEB_TOOL_NAMES, *KNOWLEDGE_TOOL_NAMES}
+        known = provided_names((*builtin_providers(), *domains), parts.tools) | {
+            *SKILL_TOOL_NAMES, *SUBAGENT_TOOL_NAMES, *WORKFLOW_TOOL_NAMES, TOOL_SEARCH}
     else:
         known = provided_names(parts.providers, parts.tools) | {TOOL_SEARCH}
     notices.extend(check_rule_tools(flags, settings, known))
@@ -137,7 +125,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     model_settings = ModelSettings()
     forks = ForkBase(project_root=root, client=client, model=model, settings=model_settings,
                      policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
-                     restrictions=_restrictions(agent), agent_name=agent.name, tools=agent.tools)
+                     restrictions=_restrictions(agent), agent_name=agent.name, tools=agent.tools,
+                     providers=domains)
     extensions = Extensions(project_root=root, skills=skills, agents=agents,
                             runtime_id=str(runtime_id), tool_names=known, forks=forks)
     notices.extend(extensions.notices())
@@ -148,9 +137,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     providers = parts.providers
     if providers is None:
         providers = (*builtin_providers(), SkillToolProvider(extensions),
-                     SubagentToolProvider(extensions), workflows.provider(),
-                     memory_tools(memory), default_web_tools(),
-                     knowledge_tools(LazyKnowledge(lambda: project_knowledge(root))))
+                     SubagentToolProvider(extensions), workflows.provider(), *domains)
     tools, restrictions = agent_tools(agent, root, providers, parts.tools)
     lazy_schemas(tools, settings.settings, model, client.provider, agent)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
@@ -179,6 +166,16 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              # Background subagents and workflow runs end with the runtime.
                              closers=[extensions.tasks.close, workflows.aclose])
     return assembly
+
+
+def _domain_providers(root: Path, memory: MemoryBook) -> tuple[ToolProvider, ...]:
+    """Return the tools of memory, the web and the knowledge store (forks get them too)."""
+    from aimon_core.knowledge import LazyKnowledge, knowledge_tools, project_knowledge
+    from aimon_core.memory import memory_tools
+    from aimon_core.web import default_web_tools
+
+    return (memory_tools(memory), default_web_tools(),
+            knowledge_tools(LazyKnowledge(lambda: project_knowledge(root))))
 
 
 def _restrictions(agent: AgentDefinition) -> dict[str, tuple[str, ...]]:

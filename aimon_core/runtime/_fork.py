@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from aimon_core.permission import PermissionPolicy
     from aimon_core.skill import Skill
+    from aimon_core.tools import ToolProvider
 
 # Per-turn hook events a fork does not fire (it fires SubagentStart and SubagentStop instead).
 _TURN_EVENTS = frozenset({HookEvent.ON_START, HookEvent.ON_STOP})
@@ -68,6 +69,8 @@ class ForkBase:
     restrictions: Restrictions
     agent_name: str
     tools: tuple[str, ...] | None = None
+    # The domains a fork gets beside the built-in tools (memory, the web, knowledge).
+    providers: tuple[ToolProvider, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,8 +103,10 @@ def fork_runtime(base: ForkBase, agent: AgentDefinition,
 
     definition = agent if tools is None else replace(agent, tools=tools)
     root = base.project_root
-    # A fork gets the built-in tools only: no Skill, no Task (subagents do not nest).
-    registry, restrictions = agent_tools(definition, root, builtin_providers())
+    # A fork gets the built-in tools and the domains (memory, web, knowledge) only: no
+    # Skill, no Task (subagents do not nest).
+    registry, restrictions = agent_tools(definition, root,
+                                         (*builtin_providers(), *base.providers))
     if base.tools is not None:
         registry = registry.only(tool_names(base.tools))
     gate = restricted_gate(interactive_gate(base.policy), restrictions, project_root=root,

@@ -16,9 +16,11 @@ from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 from aimon_core.subagent import load_named_agent
 
-# The built-in tools a fork gets when its agent names none.
+# The tools a fork gets when its agent names none: the built-in ones and the domains'
+# (memory, the web, knowledge).
 ALL = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "Bash", "BashOutput", "KillShell",
-                 "TodoWrite"})
+                 "TodoWrite", "Remember", "MemorySearch", "WebFetch", "WebSearch",
+                 "KnowledgeSearch"})
 
 # frontmatter tool lines -> tools the subagent is offered (None: ALL)
 CASES = {

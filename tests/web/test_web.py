@@ -118,3 +118,35 @@ def test_web_search_says_how_to_configure_a_provider() -> None:
                                        "AIMON_WEB_SEARCH_URL": "http://s:8080"}), SearxngSearch)
     assert isinstance(search_provider({"AIMON_WEB_SEARCH": "brave", "BRAVE_API_KEY": "k"}),
                       BraveSearch)
+
+
+def test_a_subagent_that_lists_web_tools_gets_them(tmp_path: Path) -> None:
+    from aimon_core.llm import reply, script
+    from aimon_core.runtime import RuntimeParts, build_runtime
+    from aimon_core.session import (
+        MemorySessionLeaseStore,
+        MemorySessionRecordStore,
+        SessionStore,
+    )
+
+    agents = tmp_path / ".aimon" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "researcher.md").write_text(
+        "---\nname: researcher\ndescription: reads the web\ntools: Read, WebFetch, "
+        "WebSearch, KnowledgeSearch\n---\nYou are the researcher.\n")
+    client = script(reply("", ("Task", {"description": "look", "prompt": "find it",
+                                        "subagent_type": "researcher"})),
+                    reply("found"), reply("done"))
+
+    async def main() -> None:
+        async with build_runtime(tmp_path, parts=RuntimeParts(client=client)) as assembly:
+            assert not [n for n in assembly.notices if "WebFetch" in n]
+            store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+            async with await assembly.open_session(store) as live:
+                live.subscribe(lambda event: None, answers=True)
+                await live.submit("research")
+
+    asyncio.run(main())
+    fork = next(r for r in client.requests if "You are the researcher." in r.system)
+    assert sorted(t.name for t in fork.tools) == ["KnowledgeSearch", "Read", "WebFetch",
+                                                  "WebSearch"]
