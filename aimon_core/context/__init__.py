@@ -1,6 +1,7 @@
 """Context providers: what the model is told about its surroundings, refreshed at each turn."""
 
 from aimon_core.context._providers import (
+    CallableProvider,
     ContextProvider,
     DateProvider,
     GitProvider,
@@ -12,6 +13,7 @@ from aimon_core.context._set import BLOCK_CAP, ContextSet, default_providers
 
 __all__ = [
     "BLOCK_CAP",
+    "CallableProvider",
     "ContextProvider",
     "ContextSet",
     "DateProvider",

@@ -223,3 +223,15 @@ class JobsProvider:
         lines = [f"- {shell_id}: {command[:200]}" for shell_id, command in running]
         return ("Background shells still running (read them with BashOutput, stop them "
                 "with KillShell):\n" + "\n".join(lines))
+
+
+@dataclass(frozen=True, slots=True)
+class CallableProvider:
+    """A provider made of a name and a function (a runtime's background subagents)."""
+
+    name: str
+    function: Callable[[ToolContext], str | None]
+
+    def read(self, ctx: ToolContext) -> str | None:
+        """Return what the function says now."""
+        return self.function(ctx)

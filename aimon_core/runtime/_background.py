@@ -55,6 +55,15 @@ class BackgroundTasks:
         """Return every task, oldest first."""
         return tuple(self._tasks.values())
 
+    def running_text(self) -> str | None:
+        """Describe the tasks still running, for the model's context (None: none runs)."""
+        running = [t for t in self._tasks.values() if t.state == "running"]
+        if not running:
+            return None
+        return ("Background subagents still running (AgentOutput(task_id) reads one, "
+                "TaskStop stops it):\n" + "\n".join(
+                    f"- {t.id} ({t.agent}): {t.description[:200]}" for t in running))
+
     async def close(self) -> None:
         """Stop every running task and wait for it to end."""
         running = [t.task for t in self._tasks.values() if not t.task.done()]

@@ -145,7 +145,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     agent = _with_listing(agent, extensions, tools)
     gate = restricted_gate(interactive_gate(policy), restrictions, project_root=root,
                            agent=agent.name)
-    from aimon_core.context import ContextSet, default_providers
+    from aimon_core.context import CallableProvider, ContextSet, default_providers
     from aimon_core.memory import MemoryProvider
 
     runtime = AgentRuntime(
@@ -154,7 +154,9 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         permission_mode=lambda: policy.mode.value,
         concurrency=ConcurrencyBehavior(settings.settings.tools.concurrency or "parallel"),
         schema_gate=SchemaGate(settings.settings.tools.schema_gate or "strict"),
-        context=ContextSet(default_providers(MemoryProvider(memory))),
+        context=ContextSet(default_providers(
+            CallableProvider("tasks", lambda ctx: extensions.tasks.running_text()),
+            MemoryProvider(memory))),
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,

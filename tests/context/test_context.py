@@ -7,6 +7,7 @@ import datetime as dt
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +187,26 @@ def test_the_session_title_is_what_the_user_typed() -> None:
     assert block is not None
     assert title_from([Message(role="user", content=(TextBlock(text="fix it"), block))]) == \
         "fix it"
+
+
+def test_background_subagents_are_listed_while_they_run() -> None:
+    from aimon_core.context import CallableProvider
+    from aimon_core.runtime._background import BackgroundTasks
+
+    async def main() -> tuple[str | None, str | None]:
+        tasks = BackgroundTasks()
+        provider = CallableProvider("tasks", lambda ctx: tasks.running_text())
+        gate = asyncio.Event()
+
+        async def work() -> Any:
+            await gate.wait()
+
+        entry = tasks.add("explorer", "map the parser", asyncio.create_task(work()))
+        running = provider.read(context_for(Path("/")))
+        gate.set()
+        await entry.task
+        return running, provider.read(context_for(Path("/")))
+
+    running, done = asyncio.run(main())
+    assert running is not None and "task-1 (explorer): map the parser" in running
+    assert done is None
