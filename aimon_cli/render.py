@@ -368,7 +368,9 @@ class Renderer:
             f"── Resumed session {self.session_id} · {len(messages)} "
             f"message{'s' * (len(messages) != 1)} ──", style="dim"))
         for message in shown:
-            lines = message.text.strip().splitlines()
+            # A prompt is what was typed: the context blocks aimon added after it stay out.
+            shown_text = message.first_text if message.role == "user" else message.text
+            lines = shown_text.strip().splitlines()
             cut = len(lines) > REPLAY_LINES
             text = "\n".join(lines[:REPLAY_LINES]) + ("\n…" if cut else "")
             if message.role == "user":

@@ -136,6 +136,8 @@ def replay_updates(messages: Sequence[Message]) -> Iterator[Update]:
         for block in message.content:
             match block:
                 case TextBlock(text=text) if message.role == "user":
+                    if text.startswith("<context name="):
+                        continue  # aimon's context blocks: not what the user typed
                     yield update_user_message_text(text)
                 case TextBlock(text=text):
                     yield update_agent_message_text(text)

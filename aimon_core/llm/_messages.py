@@ -98,6 +98,12 @@ class Message:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
 
     @property
+    def first_text(self) -> str:
+        """Return the first text part: of a user message, what was typed (context blocks and
+        hook additions follow it)."""
+        return next((b.text for b in self.content if isinstance(b, TextBlock)), "")
+
+    @property
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
         """Return the tool calls in this message."""
         return tuple(b for b in self.content if isinstance(b, ToolUseBlock))

@@ -135,7 +135,8 @@ class HostedSession:
         """Return the session's line of `aimon ps`, as wire data."""
         record, status = self.live.record, self.live.status()
         totals = record.totals
-        first = next((m.text for m in record.transcript.messages if m.role == "user"), "")
+        first = next((m.first_text for m in record.transcript.messages if m.role == "user"),
+                     "")
         return {
             "session_id": self.id, "project": str(self.live.project_root),
             "agent": status.agent, "model": status.model, "state": self.state(),

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from aimon_core.llm import Message, TextBlock, ToolResultBlock, Usage
+from aimon_core.llm import Message, ToolResultBlock, Usage
 from aimon_core.session._ids import SessionId, new_session_id
 
 TITLE_LENGTH = 80
@@ -201,8 +201,7 @@ def title_from(messages: Iterable[Message]) -> str:
     for message in messages:
         if message.role != "user":
             continue
-        first = next((b.text for b in message.content if isinstance(b, TextBlock)), "")
-        text = " ".join(first.split())
+        text = " ".join(message.first_text.split())
         if text:
             return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
     return ""

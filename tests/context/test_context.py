@@ -210,3 +210,14 @@ def test_background_subagents_are_listed_while_they_run() -> None:
     running, done = asyncio.run(main())
     assert running is not None and "task-1 (explorer): map the parser" in running
     assert done is None
+
+
+def test_front_ends_show_the_prompt_without_the_context_blocks() -> None:
+    from aimon_core.acp._updates import replay_updates
+
+    block = context_update([ContextBlock(name="git", text="Git branch: main")], [])
+    assert block is not None
+    message = Message(role="user", content=(TextBlock(text="fix it"), block))
+    assert message.first_text == "fix it"
+    shown = [repr(u) for u in replay_updates([message])]
+    assert len(shown) == 1 and "fix it" in shown[0] and "context" not in shown[0]
