@@ -87,10 +87,14 @@ def edit_memory(observation_id: str, text: list[str], agent: AgentOption = "defa
 
 
 @memory_app.command("rm")
-def remove_memory(ids: list[str], agent: AgentOption = "default") -> None:
+def remove_memory(ids: list[str], agent: AgentOption = "default",
+                  as_json: JsonOption = False) -> None:
     """Forget observations (accepted or proposed)."""
     book = _book(agent)
     missing = [i for i in ids if not book.store.remove(book.owner, i)]
+    if as_json:
+        typer.echo(json.dumps({"removed": [i for i in ids if i not in missing],
+                               "missing": missing}))
     if missing:
         typer.echo(f"aimon: nothing remembered as {', '.join(missing)}", err=True)
         raise typer.Exit(1)

@@ -42,7 +42,8 @@ def test_add_list_accept_rm(tmp_path: Path) -> None:
     assert aimon(project, "memory", "accept", proposal.id).returncode == 0
     assert book.inbox() == () and len(book.accepted()) == 2
     assert aimon(project, "memory", "rm", "nope").returncode == 1
-    assert aimon(project, "memory", "rm", proposal.id).returncode == 0
+    removed = aimon(project, "memory", "rm", "--json", proposal.id)
+    assert json.loads(removed.stdout) == {"removed": [proposal.id], "missing": []}
     assert "the parser" not in aimon(project, "memory", "list").stdout
 
 
