@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from aimon_core.command._registry import CommandHost, CommandOutcome, SlashCommand
@@ -47,7 +48,7 @@ def memory_command(book: MemoryBook) -> SlashCommand:
     """Return /memory bound to one owner's memory."""
 
     async def run(args: str, host: CommandHost) -> CommandOutcome:
-        return memory_action(book, args)
+        return await asyncio.to_thread(memory_action, book, args)  # files, under a lock
 
     return SlashCommand(name="memory", description="What aimon remembers: list, add, accept, "
                         "edit, forget", run=run, usage=USAGE)

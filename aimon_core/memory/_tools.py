@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ def memory_tools(book: MemoryBook) -> StaticToolProvider:
         text = tool_input.string("text")
         scope = MemoryScope(tool_input.opt_string("scope") or "project")
         try:
-            entry = book.propose(text, scope, MemorySource.MODEL)
+            entry = await asyncio.to_thread(book.propose, text, scope, MemorySource.MODEL)
         except ValueError as exc:
             return ToolResult.error(str(exc))
         except OSError as exc:
@@ -44,7 +45,7 @@ def memory_tools(book: MemoryBook) -> StaticToolProvider:
     async def search(tool_input: ToolInput, ctx: ToolContext) -> ToolResult:
         query = tool_input.string("query")
         limit = tool_input.integer("limit", 10) or 10
-        found = book.search(query, limit)
+        found = await asyncio.to_thread(book.search, query, limit)
         if not found:
             return ToolResult.ok(f"No remembered note matches {query!r}.")
         return ToolResult.ok("\n".join(f"- [{o.id}] ({o.scope.value}) {o.text}" for o in found))

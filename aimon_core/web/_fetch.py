@@ -6,6 +6,7 @@ the host the model named, and the next host is the model's to ask for (as Claude
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -170,7 +171,7 @@ async def _read(response: object, url: str) -> Page:
             break
     text = bytes(data[:MAX_BYTES]).decode(response.encoding or "utf-8", errors="replace")
     if kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:2000]):
-        text = to_markdown(text, url)
+        text = await asyncio.to_thread(to_markdown, text, url)  # 5 MB of HTML: seconds
     truncated = len(data) >= MAX_BYTES or len(text) > MAX_MARKDOWN
     return Page(url=url, status=response.status_code, content_type=kind or "unknown",
                 markdown=text[:MAX_MARKDOWN], truncated=truncated)
