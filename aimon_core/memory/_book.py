@@ -9,6 +9,7 @@ user accepts it (`/memory accept ID`, `aimon memory accept ID`).
 from __future__ import annotations
 
 import getpass
+import os
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -32,10 +33,19 @@ def owner_for(project_root: Path, agent: str, principal: str | None = None) -> M
     """Return the owner of a project's memory for the person running aimon."""
     from aimon_core.session import project_key
 
-    who = principal or getpass.getuser()
-    return MemoryOwner(principal=re.sub(r"[^A-Za-z0-9_.@-]", "-", who) or "user",
-                       project=project_key(str(project_root)),
-                       agent=re.sub(r"[^A-Za-z0-9_.-]", "-", agent) or "default")
+    if principal is None:
+        try:
+            principal = getpass.getuser()
+        except (OSError, KeyError):  # no name for this uid (a container): still one person
+            principal = f"uid-{os.getuid()}"
+    return MemoryOwner(principal=_name(principal, "user"),
+                       project=project_key(str(project_root)), agent=_name(agent, "default"))
+
+
+def _name(text: str, default: str) -> str:
+    """Return `text` as a safe file name: other characters and leading dots become dashes."""
+    safe = re.sub(r"[^A-Za-z0-9_.@-]", "-", text)
+    return re.sub(r"^\.", "-", safe) or default
 
 
 def default_store() -> ObservationStore:

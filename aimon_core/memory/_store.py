@@ -93,7 +93,8 @@ class ObservationStore(Protocol):
         ...
 
 
-_SAFE = re.compile(r"[A-Za-z0-9_.@-]{1,160}")
+# A folder or file name of its own: no separator, and no leading dot (`..`, hidden files).
+_SAFE = re.compile(r"(?!\.)[A-Za-z0-9_.@-]{1,160}")
 _LINE = re.compile(r"- \[(proposed|accepted)\] (.*) <!-- id=([0-9a-f]+) source=(\w+) "
                    r"at=(\S+) -->")
 _HEADER = ("# aimon memory ({scope})\n\n"

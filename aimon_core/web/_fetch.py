@@ -18,6 +18,7 @@ MAX_MARKDOWN = 100_000
 """The most characters of Markdown the model is given of one page."""
 MAX_REDIRECTS = 5
 TIMEOUT = 30.0
+TOTAL_SECONDS = 60.0
 CACHE_SECONDS = 15 * 60
 _DROPPED = ("script", "style", "noscript", "template", "iframe", "svg", "canvas", "head")
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml",
@@ -130,8 +131,20 @@ def checked_url(url: str) -> str:
     return str(parsed)
 
 
-async def fetch(url: str, *, transport: object | None = None) -> Fetched:
-    """Fetch `url`, following redirects on the same host only; raise FetchError."""
+async def fetch(url: str, *, transport: object | None = None,
+                total_seconds: float = TOTAL_SECONDS) -> Fetched:
+    """Fetch `url`, following redirects on the same host only; raise FetchError.
+
+    The whole fetch takes `total_seconds` at most (a server that drips bytes is cut off).
+    """
+    try:
+        async with asyncio.timeout(total_seconds):
+            return await _fetch(url, transport)
+    except TimeoutError:
+        raise FetchError(f"no complete answer within {total_seconds:g} s") from None
+
+
+async def _fetch(url: str, transport: object | None) -> Fetched:
     import httpx2
 
     current = checked_url(url)
@@ -145,6 +158,8 @@ async def fetch(url: str, *, transport: object | None = None) -> Fetched:
             try:
                 async with client.stream("GET", current) as response:
                     if response.is_redirect:
+                        if "location" not in response.headers:
+                            raise FetchError(f"HTTP {response.status_code} with no Location")
                         location = str(response.url.join(response.headers["location"]))
                         if not same_host(current, location):
                             return Redirected(url=current, location=location,

@@ -98,8 +98,11 @@ def test_scopes_are_kept_apart_by_owner(tmp_path: Path) -> None:
                   source=MemorySource.USER)
     assert {o.text for o in store.list(other_project)} == {"user note", "agent note"}
     assert store.list(someone) == ()
-    with pytest.raises(ValueError, match="bad principal"):
-        MemoryOwner(principal="../x", project="p", agent="a")
+    for bad in ("../x", "..", ".hidden", "", "a/b"):
+        with pytest.raises(ValueError, match="bad principal"):
+            MemoryOwner(principal=bad, project="p", agent="a")
+    assert owner_for(Path("/p"), "..", principal="..").principal == "-."
+    assert owner_for(Path("/p"), "..").agent == "-."
     text = store.path(me, MemoryScope.PROJECT).read_text()
     assert "- [accepted] project note <!-- id=" in text  # readable, diffable
 

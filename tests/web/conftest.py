@@ -30,6 +30,7 @@ class WebServer:
         self.hits: dict[str, int] = {}
         self.queries: list[dict[str, list[str]]] = []
         self.headers: list[dict[str, str]] = []
+        self.release = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -69,6 +70,9 @@ class WebServer:
                 return 301, {"Location": self.url("/page", "localhost")}, b""
             case "/loop":
                 return 302, {"Location": "/loop"}, b""
+            case "/hang":
+                self.release.wait(30)
+                return 200, {"Content-Type": "text/plain"}, b"late"
             case "/image":
                 return 200, {"Content-Type": "image/png"}, b"\x89PNG...."
             case "/search":
@@ -90,5 +94,6 @@ def web() -> Iterator[WebServer]:
     try:
         yield server
     finally:
+        server.release.set()
         server.httpd.shutdown()
         server.httpd.server_close()

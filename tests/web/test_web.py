@@ -150,3 +150,10 @@ def test_a_subagent_that_lists_web_tools_gets_them(tmp_path: Path) -> None:
     fork = next(r for r in client.requests if "You are the researcher." in r.system)
     assert sorted(t.name for t in fork.tools) == ["KnowledgeSearch", "Read", "WebFetch",
                                                   "WebSearch"]
+
+
+def test_a_server_that_never_finishes_is_cut_off(web: WebServer) -> None:
+    from aimon_core.web import FetchError, fetch
+
+    with pytest.raises(FetchError, match=r"no complete answer within 0\.3 s"):
+        asyncio.run(fetch(web.url("/hang"), total_seconds=0.3))
