@@ -22,7 +22,19 @@ if TYPE_CHECKING:
     from aimon_core.runtime import AgentAssembly, AgentRuntimeRegistry, Application, RuntimeFlags
     from aimon_core.session import SessionStore
 
-SUBCOMMANDS = ("sessions", "mcp", "skills", "agents", "auth", "bundles")
+# Subcommands that are a Typer app of their own: the module (imported when used) and the app.
+APPS = {
+    "sessions": ("aimon_cli._sessions_cli", "sessions_app"),
+    "store": ("aimon_cli._store_cli", "store_app"),
+    "mcp": ("aimon_cli._mcp_cli", "mcp_app"),
+    "workflow": ("aimon_cli._workflow_cli", "workflow_app"),
+    "auth": ("aimon_cli._auth_cli", "auth_app"),
+    "bundles": ("aimon_cli._bundles_cli", "bundles_app"),
+    "skills": ("aimon_cli._extensions_cli", "skills_app"),
+    "agents": ("aimon_cli._extensions_cli", "agents_app"),
+    "memory": ("aimon_cli._memory_cli", "memory_app"),
+    "knowledge": ("aimon_cli._knowledge_cli", "knowledge_app"),
+}
 # The service's commands (`aimon serve`, `ps`, `send`, `stop`, `attach`, `acp`).
 SERVICE_COMMANDS = ("serve", "ps", "send", "stop", "attach", "acp")
 
@@ -347,66 +359,23 @@ def run(args: list[str]) -> None:
 
 
 def _run(args: list[str]) -> None:
-    if args and args[0] == "store":
-        from aimon_cli._store_cli import store_app
+    name = args[0] if args else ""
+    if name in APPS:
+        import importlib
 
-        store_app(args[1:], prog_name="aimon store")
+        module, attribute = APPS[name]
+        getattr(importlib.import_module(module), attribute)(args[1:], prog_name=f"aimon {name}")
         return
-    if args and args[0] == "mcp":
-        from aimon_cli._mcp_cli import mcp_app
+    if name in SERVICE_COMMANDS or name == "schedule":
+        from aimon_cli._exit import leave
 
-        mcp_app(args[1:], prog_name="aimon mcp")
-        return
-    if args and args[0] == "workflow":
-        from aimon_cli._workflow_cli import workflow_app
+        if name == "schedule":
+            from aimon_cli._schedule_cli import schedule_command
 
-        workflow_app(args[1:], prog_name="aimon workflow")
-        return
-    if args and args[0] == "auth":
-        from aimon_cli._auth_cli import auth_app
-
-        auth_app(args[1:], prog_name="aimon auth")
-        return
-    if args and args[0] == "bundles":
-        from aimon_cli._bundles_cli import bundles_app
-
-        bundles_app(args[1:], prog_name="aimon bundles")
-        return
-    if args and args[0] in ("skills", "agents"):
-        from aimon_cli import _extensions_cli
-
-        app = _extensions_cli.skills_app if args[0] == "skills" else _extensions_cli.agents_app
-        app(args[1:], prog_name=f"aimon {args[0]}")
-        return
-    if args and args[0] in SERVICE_COMMANDS:
+            leave(schedule_command(args[1:]))
         from aimon_cli._service_cli import service_command
 
-        code = service_command(args[0], args[1:])
-        from aimon_cli._exit import leave
-
-        leave(code)
-    if args and args[0] == "schedule":
-        from aimon_cli._schedule_cli import schedule_command
-
-        code = schedule_command(args[1:])
-        from aimon_cli._exit import leave
-
-        leave(code)
-    if args and args[0] == "memory":
-        from aimon_cli._memory_cli import memory_app
-
-        memory_app(args[1:], prog_name="aimon memory")
-        return
-    if args and args[0] == "knowledge":
-        from aimon_cli._knowledge_cli import knowledge_app
-
-        knowledge_app(args[1:], prog_name="aimon knowledge")
-        return
-    if args and args[0] in SUBCOMMANDS:
-        from aimon_cli._sessions_cli import sessions_app
-
-        sessions_app(args[1:], prog_name="aimon sessions")
-        return
+        leave(service_command(name, args[1:]))
     from aimon_cli._args import ArgsError, parse_root
 
     try:

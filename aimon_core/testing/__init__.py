@@ -8,8 +8,8 @@ backend, every backend of the service's stores and every workflow `RunStore` bac
 
 from aimon_core.llm import ScriptedLLMClient, ScriptedLLMClientError, reply, script
 
-from ._lease_contract import ExpiringLeaseStoreContract, SessionLeaseStoreContract
 from ._knowledge_contract import KnowledgeStoreContract
+from ._lease_contract import ExpiringLeaseStoreContract, SessionLeaseStoreContract
 from ._loopback import (
     CutStream,
     Fault,

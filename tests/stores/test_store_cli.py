@@ -42,7 +42,7 @@ def test_print_mode_keeps_its_session_in_the_chosen_store(
     try:
         (summary,) = backend.store.records.list_sessions(None)
         record = backend.store.records.load(summary.id)
-        assert [m.text for m in record.transcript] == ["hello pg", "stored in postgres"]
+        assert [m.first_text for m in record.transcript] == ["hello pg", "stored in postgres"]
     finally:
         backend.close()
     # Nothing went to the file store; `sessions list` reads the chosen store.
