@@ -49,6 +49,21 @@ class BudgetTracker:
         """Return seconds since the execution started."""
         return self._clock() - self.started
 
+    def remaining_seconds(self) -> float | None:
+        """Return the seconds left before the time limit (None: no time limit)."""
+        if self.budget.max_seconds is None:
+            return None
+        return max(self.budget.max_seconds - self.elapsed, 0.0)
+
+    def out_of_time(self) -> bool:
+        """Tell whether the time limit has passed."""
+        left = self.remaining_seconds()
+        return left is not None and left <= 0
+
+    def time_limit_reason(self) -> str:
+        """Return why the execution stops at its time limit."""
+        return f"reached the time limit ({self.budget.max_seconds:g} s)"
+
     def exhausted(self) -> tuple[StopCause, str] | None:
         """Return which limit stops the next iteration and why, or None if it may start."""
         b = self.budget
@@ -57,6 +72,6 @@ class BudgetTracker:
         if b.max_tokens is not None and self.usage.total_tokens >= b.max_tokens:
             used = self.usage.total_tokens
             return StopCause.TOKEN_LIMIT, f"reached the token limit ({used:,} of {b.max_tokens:,})"
-        if b.max_seconds is not None and self.elapsed >= b.max_seconds:
-            return StopCause.TIME_LIMIT, f"reached the time limit ({b.max_seconds:g} s)"
+        if self.out_of_time():
+            return StopCause.TIME_LIMIT, self.time_limit_reason()
         return None

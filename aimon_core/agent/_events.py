@@ -116,6 +116,14 @@ class AssistantMessageCompleted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallAnnounced:
+    """The model began a tool call: its name is known, its input is still streaming."""
+
+    tool_use_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallStarted:
     """A tool call is about to be checked and run; `label` is its one-line form."""
 
@@ -123,6 +131,14 @@ class ToolCallStarted:
     name: str
     input: Mapping[str, Any]
     label: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallOutput:
+    """Output a running tool call printed (a command's stdout and stderr), as it comes."""
+
+    tool_use_id: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +182,38 @@ class Compacted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStarted:
+    """A subagent began work for the session (a Task call, a forked skill, `/task`).
+
+    `label` says what started it ("task 'Find add'", "skill review"); `goal` is its prompt.
+    """
+
+    agent: str
+    execution_id: str
+    label: str
+    goal: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentStep:
+    """A subagent started one of its tool calls; `label` is the call's one-line form."""
+
+    agent: str
+    execution_id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentFinished:
+    """A subagent ended; `result` says how, what it answered and what it cost."""
+
+    agent: str
+    execution_id: str
+    label: str
+    result: ExecutionResult
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionFinished:
     """An execution ended; `result` says how."""
 
@@ -181,10 +229,15 @@ AgentEvent = (
     | ModelRetrying
     | ModelStreamRestarted
     | AssistantMessageCompleted
+    | ToolCallAnnounced
     | ToolCallStarted
+    | ToolCallOutput
     | ToolCallFinished
     | Notice
     | Compacted
+    | SubagentStarted
+    | SubagentStep
+    | SubagentFinished
     | ExecutionFinished
     | ApprovalRequested
     | ApprovalResolved

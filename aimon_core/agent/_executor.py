@@ -26,7 +26,9 @@ from aimon_core.agent._events import (
     ModelRetrying,
     ModelStreamRestarted,
     StopCause,
+    ToolCallAnnounced,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
 )
 from aimon_core.agent._hooks import HookStopError, TurnHooks
@@ -50,6 +52,7 @@ from aimon_core.llm import (
     ThinkingDelta,
     ToolResultBlock,
     ToolUseBlock,
+    ToolUseStarted,
     Usage,
     UsageReported,
 )
@@ -57,6 +60,7 @@ from aimon_core.tools import (
     ConcurrencyBehavior,
     FinishedOnInterruptError,
     InterruptBehavior,
+    LiveOutput,
     Tool,
     ToolContext,
     ToolResult,
@@ -137,6 +141,8 @@ class _Run:
     usage_estimated: bool = False
     # Repairs only what each model call adds (a whole walk: 5-10 ms at 10,000 messages).
     repair: TranscriptRepair = field(default_factory=TranscriptRepair)
+    # The output of each running call so far (tool_use id → its live output).
+    output: dict[str, LiveOutput] = field(default_factory=dict)
 
     @property
     def turn(self) -> Turn:
@@ -185,10 +191,18 @@ class OrcaExecutor:
                                   prompt=request.prompt.text))
         run.hooks = TurnHooks(request.turn.hooks, run.emit)
         try:
-            result = await self._start(run)
+            # The time limit holds inside a model call or a tool call too (a command is
+            # killed), not only between iterations.
+            async with asyncio.timeout(run.tracker.remaining_seconds()) as deadline:
+                result = await self._start(run)
         except asyncio.CancelledError:
             self._finish(run, StopCause.INTERRUPTED, "interrupted by the user")
             raise
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            result = self._result(run, StopCause.TIME_LIMIT,
+                                  f"stopped: {run.tracker.time_limit_reason()}")
         run.emit(ExecutionFinished(result=result))
         return result
 
@@ -316,6 +330,8 @@ class OrcaExecutor:
                         run.emit(AssistantThinkingDelta(text=text))
                     case UsageReported(usage=usage):
                         reported = usage
+                    case ToolUseStarted(id=tool_id, name=name):
+                        run.emit(ToolCallAnnounced(tool_use_id=tool_id, name=name))
                     case RetryScheduled(attempt=attempt, delay=delay, reason=reason):
                         run.emit(ModelRetrying(attempt=attempt, delay=delay, reason=reason))
                     case StreamRestarted(attempt=attempt, reason=reason):
@@ -465,21 +481,35 @@ class OrcaExecutor:
         started = run.turn.tool_started(use, not (tool.read_only or verdict.read_only))
         if started is not None:
             await started  # recorded before the tool runs (durably, if it may change something)
+        output = run.output[use.id] = LiveOutput(ctx.secrets, lambda text: run.emit(
+            ToolCallOutput(tool_use_id=use.id, text=text)))
         # Checked above; a hook's updated input is checked by execute_tool.
-        call = execute_tool(tool, tool_input, ctx, checked=tool_input is use.input)
+        call = execute_tool(tool, tool_input, replace(ctx, on_output=output),
+                            checked=tool_input is use.input)
         result = await (run_to_end(call) if tool.interrupt is InterruptBehavior.FINISH else call)
+        output.flush()
+        del run.output[use.id]  # kept only while the call runs (an interruption reads it)
         return await hooks.post_tool(use, tool_input, result)
 
     def _commit_results(
         self, run: _Run, tool_uses: Sequence[ToolUseBlock], results: dict[str, ToolResultBlock]
     ) -> None:
-        blocks = tuple(
-            results.get(use.id)
-            or ToolResultBlock(tool_use_id=use.id, content=(TextBlock(text=INTERRUPTED_RESULT),),
-                               is_error=True)
-            for use in tool_uses
-        )
+        blocks = tuple(results.get(use.id) or self._unfinished(run, use) for use in tool_uses)
         run.commit(Message(role="user", content=blocks))
+
+    def _unfinished(self, run: _Run, use: ToolUseBlock) -> ToolResultBlock:
+        """Answer a call the turn's end cut short, with what it had printed so far."""
+        text = INTERRUPTED_RESULT
+        if run.tracker.out_of_time():
+            text = (f"Stopped: this tool call did not finish; the turn "
+                    f"{run.tracker.time_limit_reason()}.")
+        output = run.output.get(use.id)
+        if output is not None:
+            output.flush()
+            if output.tail:
+                text += f"\n\nIts last lines of output:\n{output.tail}"
+        return ToolResultBlock(tool_use_id=use.id, content=(TextBlock(text=text),),
+                               is_error=True)
 
     def _answered(self, run: _Run, response: LLMResponse) -> ExecutionResult:
         match response.stop_reason:

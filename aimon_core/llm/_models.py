@@ -14,7 +14,8 @@ class ModelInfo:
     """Limits, accepted parameters and prices (USD per million tokens) of one model.
 
     `adaptive_thinking` marks Anthropic models that take `thinking: {"type": "adaptive"}`
-    instead of a `budget_tokens` budget.
+    instead of a `budget_tokens` budget. `takes_images` and `takes_pdfs` say whether a user
+    message may hold image and PDF document blocks (unknown models: neither).
     """
 
     name: str
@@ -25,6 +26,8 @@ class ModelInfo:
     supports_thinking: bool = False
     uses_max_completion_tokens: bool = False
     adaptive_thinking: bool = False
+    takes_images: bool = False
+    takes_pdfs: bool = False
     input_price: float = 0.0
     output_price: float = 0.0
     cache_read_price: float = 0.0
@@ -56,6 +59,8 @@ def _claude(
         accepts_temperature=temperature,
         supports_thinking=thinking != "none",
         adaptive_thinking=thinking == "adaptive",
+        takes_images=True,
+        takes_pdfs=True,
         input_price=input_price,
         output_price=output_price,
         cache_read_price=read_price,
@@ -70,10 +75,12 @@ def _gpt(
     output: int,
     prices: tuple[float, float, float],
     reasoning: bool,
+    vision: bool = True,
 ) -> ModelInfo:
     """Describe an OpenAI model; prices are (input, output, cached input).
 
     Reasoning models reject `temperature` and `max_tokens` (they want `max_completion_tokens`).
+    `vision`: it takes images and PDF files in user messages.
     """
     input_price, output_price, read_price = prices
     return ModelInfo(
@@ -84,6 +91,8 @@ def _gpt(
         accepts_temperature=not reasoning,
         supports_thinking=reasoning,
         uses_max_completion_tokens=reasoning,
+        takes_images=vision,
+        takes_pdfs=vision,
         input_price=input_price,
         output_price=output_price,
         cache_read_price=read_price,
@@ -162,7 +171,8 @@ _REGISTRY: tuple[ModelInfo, ...] = (
          reasoning=False),
     _gpt("gpt-4o", context=128 * _K, output=16_384, prices=(2.5, 10.0, 1.25), reasoning=False),
     _gpt("o4-mini", context=200 * _K, output=100 * _K, prices=(1.1, 4.4, 0.275), reasoning=True),
-    _gpt("o3-mini", context=200 * _K, output=100 * _K, prices=(1.1, 4.4, 0.55), reasoning=True),
+    _gpt("o3-mini", context=200 * _K, output=100 * _K, prices=(1.1, 4.4, 0.55), reasoning=True,
+         vision=False),
     _gpt("o3", context=200 * _K, output=100 * _K, prices=(2.0, 8.0, 0.5), reasoning=True),
 )  # fmt: skip
 

@@ -30,6 +30,9 @@ from aimon_core.agent import (
     ModelRetrying,
     Notice,
     OrcaExecutor,
+    SubagentFinished,
+    SubagentStarted,
+    SubagentStep,
     ToolCallStarted,
     Turn,
     new_execution_id,
@@ -147,11 +150,12 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
     hooks = None if parent.hooks is None else parent.hooks.bound(registry=runtime.hooks)
     if parent.hooks is not None:
         await parent.hooks.fire(SubagentStartInput(agent_id=execution_id, agent_type=name))
-    parent.emit(Notice(text=f"{request.label}: subagent {name} started ({execution_id})"))
+    parent.emit(SubagentStarted(agent=name, execution_id=execution_id, label=request.label,
+                                goal=request.goal))
     budget = ExecutionBudget(
         max_iterations=request.max_iterations or request.agent.max_iterations or 100)
     turn = Turn(execution_id=execution_id, session_id=parent.session_id, hooks=hooks,
-                emit=_relay(name, parent.emit), ask=parent.ask,
+                emit=_relay(name, execution_id, parent.emit), ask=parent.ask,
                 turn_approvals=parent.turn_approvals,
                 session_approvals=parent.session_approvals,
                 before_changes=parent.before_changes)
@@ -161,8 +165,8 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
     if parent.hooks is not None:
         await parent.hooks.fire(SubagentStopInput(agent_id=execution_id, agent_type=name,
                                                   last_assistant_message=result.text))
-    parent.emit(Notice(text=f"{request.label}: subagent {name} finished "
-                            f"({result.stop.value}, {result.tool_calls} tool calls)"))
+    parent.emit(SubagentFinished(agent=name, execution_id=execution_id, label=request.label,
+                                 result=result))
     return result
 
 
@@ -190,15 +194,17 @@ def _add_skill_hooks(request: ForkRequest, runtime: AgentRuntime, root: Path,
         register_skill_hooks(runtime.hooks, owner, runtime.tools, root)
 
 
-def _relay(name: str, emit: Callable[[AgentEvent], None]) -> Callable[[AgentEvent], None]:
-    """Return a sink that passes a fork's approvals on and turns its progress into notices."""
+def _relay(name: str, execution_id: str, emit: Callable[[AgentEvent], None]
+           ) -> Callable[[AgentEvent], None]:
+    """Return a sink that passes a fork's approvals on and tells its steps as its own."""
 
     def on_event(event: AgentEvent) -> None:
         match event:
             case ApprovalRequested() | ApprovalResolved() | ApprovalWithdrawn():
                 emit(event)
-            case ToolCallStarted(name=tool, input=tool_input):
-                emit(Notice(text=f"[{name}] {tool} {_brief(tool_input)}".rstrip()))
+            case ToolCallStarted(name=tool, input=tool_input, label=label):
+                emit(SubagentStep(agent=name, execution_id=execution_id,
+                                  label=label or f"{tool}({_brief(tool_input)})"))
             case Notice(text=text, level=level):
                 emit(Notice(text=f"[{name}] {text}", level=level))
             case ModelRetrying(reason=reason):

@@ -14,6 +14,7 @@ from aimon_core.shell._local import (
     BackgroundOutput,
     BackgroundStatus,
     LocalShell,
+    OutputSink,
     ShellResult,
     UnknownShellError,
     cap_text,
@@ -76,10 +77,12 @@ class VirtualShell(Protocol):
         env: Mapping[str, str] | None = None,
         output_limit: int | None = None,
         sandbox: bool = True,
+        on_output: OutputSink | None = None,
     ) -> ShellResult:
         """Run `command` to completion or `timeout` seconds; cancelling kills it.
 
         `sandbox=False` asks to run it outside the OS sandbox, if the shell has one.
+        `on_output` is told the command's output as it comes (decoded, stdout and stderr).
         """
         ...
 
@@ -124,6 +127,7 @@ __all__ = [
     "LocalShell",
     "NetworkGate",
     "NetworkVerdict",
+    "OutputSink",
     "Sandbox",
     "SandboxConfig",
     "SandboxPaths",

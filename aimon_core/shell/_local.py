@@ -9,7 +9,7 @@ import errno
 import itertools
 import os
 import signal
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -100,13 +100,35 @@ class UnreadBuffer:
         return text
 
 
-async def pump(stream: asyncio.StreamReader | None, sink: HeadTailCapture | UnreadBuffer) -> None:
-    """Copy `stream` into `sink` until end of file."""
+# Told each piece of a running command's output (stdout and stderr alike), decoded.
+OutputSink = Callable[[str], None]
+
+
+class _Told:
+    """Decodes a stream's bytes as they come and tells them to an `OutputSink`."""
+
+    def __init__(self, sink: OutputSink) -> None:
+        self._sink = sink
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> None:
+        if text := self._decoder.decode(chunk, final):
+            self._sink(text)
+
+
+async def pump(stream: asyncio.StreamReader | None, sink: HeadTailCapture | UnreadBuffer,
+               told: OutputSink | None = None) -> None:
+    """Copy `stream` into `sink` until end of file (and tell `told` each piece)."""
     if stream is None:
         return
+    tee = _Told(told) if told is not None else None
     while chunk := await stream.read(65536):
         sink.feed(chunk)
+        if tee is not None:
+            tee.feed(chunk)
     sink.feed(b"", final=True)
+    if tee is not None:
+        tee.feed(b"", final=True)
 
 
 BackgroundStatus = Literal["running", "completed", "failed", "killed"]
@@ -363,15 +385,17 @@ class LocalShell:
         env: Mapping[str, str] | None = None,
         output_limit: int | None = None,
         sandbox: bool = True,
+        on_output: OutputSink | None = None,
     ) -> ShellResult:
         """Run `command` with bash in `cwd`; kill its process group on timeout or cancel.
 
         `env` adds variables to the inherited environment. Children the command leaves
         running that still hold its output pipes are stopped once bash exits. `sandbox=False`
-        asks to run outside the sandbox (honoured if its settings allow that).
+        asks to run outside the sandbox (honoured if its settings allow that). `on_output`
+        is told the output as it comes (the result still holds all of it, capped).
         """
         proc = await self._spawn(command, cwd, env, sandbox)
-        return await self._finish(proc, timeout, output_limit or self.output_limit)
+        return await self._finish(proc, timeout, output_limit or self.output_limit, on_output)
 
     async def exec(
         self,
@@ -398,13 +422,14 @@ class LocalShell:
         return await self._finish(proc, timeout, output_limit or self.output_limit)
 
     async def _finish(
-        self, proc: asyncio.subprocess.Process, timeout: float, limit: int  # noqa: ASYNC109
+        self, proc: asyncio.subprocess.Process, timeout: float, limit: int,  # noqa: ASYNC109
+        on_output: OutputSink | None = None,
     ) -> ShellResult:
         """Read `proc`'s output until it exits or `timeout`; kill its group if need be."""
         out, err = HeadTailCapture(limit), HeadTailCapture(limit)
         readers = [
-            asyncio.create_task(pump(proc.stdout, out)),
-            asyncio.create_task(pump(proc.stderr, err)),
+            asyncio.create_task(pump(proc.stdout, out, on_output)),
+            asyncio.create_task(pump(proc.stderr, err, on_output)),
         ]
         timed_out = stragglers = False
         try:

@@ -44,6 +44,7 @@ from aimon_core.tools._names import (
     is_mcp_name,
     tool_list_notes,
 )
+from aimon_core.tools._output import LiveOutput
 from aimon_core.tools._owned import ParamPatterns, RuleMatcher, RuleSubject
 from aimon_core.tools._preview import ProposedChange, call_label, proposed_change
 from aimon_core.tools._providers import (
@@ -76,6 +77,7 @@ __all__ = [
     "FileRead",
     "FinishedOnInterruptError",
     "InterruptBehavior",
+    "LiveOutput",
     "NameSubject",
     "ParamPatterns",
     "PathFilter",

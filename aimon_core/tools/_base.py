@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aimon_core.llm import ImageBlock, TextBlock, ToolDefinition
-from aimon_core.shell import redact
+from aimon_core.shell import OutputSink, redact
 from aimon_core.tools._detail import FileChange, ToolDetail
 from aimon_core.tools._fastcheck import plainly_fits
 from aimon_core.tools._interrupt import InterruptBehavior
@@ -198,6 +198,9 @@ class ToolContext:
     secrets: tuple[tuple[str, str], ...] = field(default_factory=lambda: _environ_secrets())
     # Set by the permission layer when path deny rules exist; search tools skip what it refuses.
     path_filter: PathFilter | None = None
+    # Told a running call's output as it comes (set by the executor for each call; None
+    # outside an execution): a front end shows a command's last lines while it runs.
+    on_output: OutputSink | None = None
 
 
 def _environ_secrets() -> tuple[tuple[str, str], ...]:

@@ -111,7 +111,7 @@ async def run_bash(inp: ToolInput, ctx: ToolContext) -> ToolResult:
                 description=description,
             )
         result = await ctx.shell.run(command, cwd=ctx.cwd, timeout=timeout_ms / 1000,
-                                     sandbox=inside)
+                                     sandbox=inside, on_output=ctx.on_output)
     except OSError as exc:
         return ToolResult.error(f"Could not start bash in {str(ctx.cwd)!r}: {exc.strerror or exc}")
     text, failed = format_shell_result(result, timeout_ms)

@@ -23,6 +23,7 @@ from aimon_core.agent import (
     ApprovalScope,
     Notice,
     StopCause,
+    SubagentStep,
 )
 from aimon_core.hook import (
     HookEvent,
@@ -235,8 +236,8 @@ def test_slash_review_forks_the_code_reviewer_and_prints_its_answer(tmp_path: Pa
     assert "You are a senior engineer reviewing a change" in fork.system
     assert "Review this change: calc.py" in fork.messages[0].text
     assert sorted(t.name for t in fork.tools) == ["Bash", "Glob", "Grep", "Read"]
-    notices = [e.text for e in seen if isinstance(e, Notice)]
-    assert any("[code-reviewer] Read" in n for n in notices), notices
+    steps = [(e.agent, e.label) for e in seen if isinstance(e, SubagentStep)]
+    assert steps == [("code-reviewer", "Read(calc.py)")], steps
     [ran] = [e for e in seen if isinstance(e, CommandRan)]
     assert ran.outcome.text == "1 bug: calc.py:2 subtracts"
 
