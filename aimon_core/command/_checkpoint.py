@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aimon_core.command._registry import CommandError, CommandHost, CommandOutcome, SlashCommand
+from aimon_core.command._format import format_ago, plural
+from aimon_core.command._registry import (
+    CANCELLED,
+    CommandError,
+    CommandHost,
+    CommandOutcome,
+    SlashCommand,
+)
 
 if TYPE_CHECKING:
     from aimon_core.checkpoint import Checkpoint, FileChange, RestorePlan, SessionCheckpoints
@@ -39,6 +46,8 @@ async def _checkpoints(host: CommandHost) -> tuple[LiveSession, SessionCheckpoin
     live = await host.live_session()
     if live.checkpoints is None:
         raise CommandError(_OFF)
+    if live.turn_running():  # its files may change under a restore
+        raise CommandError("a turn is running: let it finish or interrupt it (Esc), then retry.")
     return live, live.checkpoints
 
 
@@ -51,7 +60,8 @@ async def _restore_code(host: CommandHost, checkpoints: SessionCheckpoints,
     label = f"prompt {checkpoint.turn} ({short(checkpoint.prompt, 40)!r})"
     if not plan.changes:
         return False, f"Nothing to {verb}: the files are as they were before {label}."
-    question = f"{verb.capitalize()}: put {len(plan.changes)} files back as before {label}?"
+    question = (f"{verb.capitalize()}: put {plural(len(plan.changes), 'file')} back as before "
+                f"{label}?")
     if plan.outside:
         question += f" This overwrites changes made outside aimon: {', '.join(plan.outside)}."
     if not await host.confirm(question, f"{plan.summary}\n\n{plan.diff}"):
@@ -69,6 +79,11 @@ def _summary(plan: RestorePlan) -> str:
     return "\n".join(f"  {c.describe()}" for c in plan.changes)
 
 
+def _changed_files(checkpoint: Checkpoint) -> bool:
+    """Tell whether the prompt changed files (unknown, for one still running: yes)."""
+    return checkpoint.after is None or checkpoint.after != checkpoint.before
+
+
 async def _undo(args: str, host: CommandHost) -> CommandOutcome:
     if args:
         raise CommandError("/undo takes no arguments (use /rewind N for an earlier prompt).")
@@ -76,7 +91,20 @@ async def _undo(args: str, host: CommandHost) -> CommandOutcome:
     target = checkpoints.undo_target()
     if target is None:
         return CommandOutcome.message("Nothing to undo: no prompt has a checkpoint yet.")
+    # Step past the prompts that changed nothing, to the last one that changed files.
+    passed: list[int] = []
+    while target is not None and not _changed_files(target):
+        passed.append(target.turn)
+        earlier = [c for c in checkpoints.history() if c.turn < target.turn]
+        target = earlier[-1] if earlier else None
+    if target is None:
+        return CommandOutcome.message("Nothing to undo: no prompt of this session changed "
+                                      "files.")
     _, text = await _restore_code(host, checkpoints, target, "undo")
+    if passed:
+        which = ", ".join(str(turn) for turn in reversed(passed))
+        text = (f"{'Prompt' if len(passed) == 1 else 'Prompts'} {which} changed no files; "
+                f"undoing prompt {target.turn} instead.\n{text}")
     return CommandOutcome.message(text)
 
 
@@ -97,17 +125,23 @@ async def _diff(args: str, host: CommandHost) -> CommandOutcome:
         f"{diff}".rstrip())
 
 
-async def rewind_listing(checkpoints: SessionCheckpoints) -> str:
-    """Return the session's prompts, numbered, with what changed in the files since each."""
-    from aimon_core.command._system import format_ago
-
+async def rewind_rows(checkpoints: SessionCheckpoints,
+                      history: tuple[Checkpoint, ...]) -> list[str]:
+    """Return a row per prompt: its text, when, and what changed in the files since."""
     current = await checkpoints.now()
     rows = []
-    for checkpoint in checkpoints.history():
+    for checkpoint in history:
         changes = await checkpoints.changes_since(checkpoint, current)
-        rows.append(f"  {checkpoint.turn:>3}. {short(checkpoint.prompt)!r}  "
-                    f"({format_ago(checkpoint.at)}) · since then: {change_counts(changes)}")
-    return "\n".join(rows)
+        rows.append(f"{short(checkpoint.prompt, 50)!r} ({format_ago(checkpoint.at)}) · "
+                    f"since then: {change_counts(changes)}")
+    return rows
+
+
+async def rewind_listing(checkpoints: SessionCheckpoints) -> str:
+    """Return the session's prompts, numbered, with what changed in the files since each."""
+    history = checkpoints.history()
+    rows = await rewind_rows(checkpoints, history)
+    return "\n".join(f"  {c.turn:>3}. {row}" for c, row in zip(history, rows, strict=True))
 
 
 async def _rewind(args: str, host: CommandHost) -> CommandOutcome:
@@ -118,16 +152,20 @@ async def _rewind(args: str, host: CommandHost) -> CommandOutcome:
     words = args.split()
     if len(words) > 2:
         raise CommandError(f"expected a prompt number and what to restore, not {args!r}.")
-    listing = await rewind_listing(checkpoints)
-    turn = _turn(words[0]) if words else await _pick(host, history, listing)
+    turn = _turn(words[0]) if words else await _pick(host, checkpoints, history)
+    if isinstance(turn, str):  # cancelled
+        return CommandOutcome()
     if turn is None:
+        listing = await rewind_listing(checkpoints)
         return CommandOutcome.message(f"The session's prompts:\n{listing}\n\n"
-                                      f"Usage: {REWIND_USAGE}")
+                                      f"Go back with {REWIND_USAGE}")
     checkpoint = checkpoints.find(turn)
     if checkpoint is None:
         raise CommandError(f"no prompt {turn} in this session: see /rewind.")
     what = words[1].lower() if len(words) > 1 else await host.choose(
         f"Rewind to prompt {turn} ({short(checkpoint.prompt, 40)!r}): restore what?", _WHAT, "")
+    if what == CANCELLED:
+        return CommandOutcome()
     if what is None:
         raise CommandError("say what to restore: code, conversation or both.")
     what = {"c": "code", "v": "conversation", "b": "both", "n": "cancel"}.get(what, what)
@@ -151,13 +189,16 @@ def _turn(word: str) -> int:
     return int(word)
 
 
-async def _pick(host: CommandHost, history: tuple[Checkpoint, ...], listing: str) -> int | None:
+async def _pick(host: CommandHost, checkpoints: SessionCheckpoints,
+                history: tuple[Checkpoint, ...]) -> int | str | None:
+    """Return the prompt number chosen, CANCELLED, or None (nobody to ask)."""
     shown = history[-_SHOWN:]
-    options = tuple((str(i), f"{c.turn}. {short(c.prompt, 50)}")
-                    for i, c in enumerate(shown, 1))
-    key = await host.choose("Rewind to which prompt?", (*options, ("n", "cancel")), listing)
-    if key is None or key == "n":
-        return None
+    rows = await rewind_rows(checkpoints, shown)
+    options = tuple((str(i), f"{c.turn}. {row}")
+                    for i, (c, row) in enumerate(zip(shown, rows, strict=True), 1))
+    key = await host.choose("Rewind to which prompt?", options, "")
+    if key is None or key == CANCELLED:
+        return key
     return shown[int(key) - 1].turn
 
 

@@ -7,12 +7,21 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from aimon_core.command._registry import CommandError, CommandHost, CommandOutcome, SlashCommand
+from aimon_core.command._registry import (
+    CANCELLED,
+    CommandError,
+    CommandHost,
+    CommandOutcome,
+    SlashCommand,
+    pick,
+)
 
 if TYPE_CHECKING:
     from aimon_core.config import LoadedSettings
+    from aimon_core.live import LiveSession
 
 MODEL_USAGE = "/model [NAME]"
+ALIAS_NOTE = "means {model} here"
 # A dated id of a known model: claude-haiku-4-5-20251001, gpt-4o-2024-08-06.
 _DATED = re.compile(r"-\d{8}|-\d{4}-\d{2}-\d{2}")
 PROVIDERS = ("anthropic", "openai")
@@ -63,15 +72,39 @@ def models_text(provider: str, current: str, known: tuple[str, ...],
     return "\n".join(lines)
 
 
+def model_choices(live: LiveSession | None) -> tuple[tuple[str, str], ...]:
+    """Return the models /model offers for the session's provider: aliases, then names."""
+    from aimon_core.llm import known_models
+
+    if live is None:
+        return ()
+    provider, current = live.runtime.client.provider, live.runtime.model
+    aliases = tuple((alias, ALIAS_NOTE.format(model=model))
+                    for alias, model in _aliases(provider))
+    known = known_models(provider)
+    names = known if current in known else (current, *known)
+    return (*aliases, *((name, "this session's" if name == current else "") for name in names))
+
+
+def _aliases(provider: str) -> tuple[tuple[str, str], ...]:
+    """Return Claude Code's model aliases and the model each means for `provider`."""
+    from aimon_core.llm import resolve_model_alias
+
+    return tuple((alias, model) for alias in ("haiku", "sonnet", "opus")
+                 if (model := resolve_model_alias(alias, provider)) is not None)
+
+
 def _unknown(name: str, provider: str, known: tuple[str, ...]) -> str:
-    """Return the refusal of a model name the registry does not know for `provider`."""
+    """Return the refusal of a model name the registry does not know for `provider`, with
+    the nearest names (an alias such as `sonnet` among them, on Anthropic)."""
     from aimon_core.llm import known_models
 
     for other in PROVIDERS:
         if other != provider and known_name(name, known_models(other)) is not None:
             return (f"{name} is an {other} model, and this session talks to {provider}: "
                     f"start a new run with --provider {other} --model {name}.")
-    near = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.6)
+    aliases = tuple(alias for alias, _ in _aliases(provider))
+    near = difflib.get_close_matches(name.lower(), (*aliases, *known), n=3, cutoff=0.6)
     hint = f" Did you mean {' or '.join(near)}?" if near else ""
     return f"Unknown model {name!r} for {provider}.{hint} /model lists the models."
 
@@ -84,7 +117,13 @@ async def _model(args: str, host: CommandHost) -> CommandOutcome:
     known = known_models(provider)
     endpoint = open_endpoint(provider, current, host.settings)
     if not args:
-        return CommandOutcome.message(models_text(provider, current, known, endpoint))
+        picked = await pick(host, "Switch to which model?",
+                            tuple(c for c in model_choices(live) if c[0] != current), None)
+        if picked is None:
+            return CommandOutcome.message(models_text(provider, current, known, endpoint))
+        if picked == CANCELLED:
+            return CommandOutcome.message(f"Model unchanged: {current}.")
+        args = picked
     if len(args.split()) != 1:
         raise CommandError("/model takes one model name.")
     chosen = known_name(args, known)
@@ -108,5 +147,5 @@ async def _model(args: str, host: CommandHost) -> CommandOutcome:
 
 def model_commands() -> tuple[SlashCommand, ...]:
     """Return /model."""
-    return (SlashCommand(name="model", description="Show the models or switch this session's",
-                         run=_model, usage=MODEL_USAGE),)
+    return (SlashCommand(name="model", description="Switch this session's model (pick one)",
+                         run=_model, usage=MODEL_USAGE, choices=model_choices),)

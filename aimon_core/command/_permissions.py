@@ -4,11 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aimon_core.command._registry import CommandError, CommandHost, CommandOutcome, SlashCommand
+from aimon_core.command._format import plural
+from aimon_core.command._registry import (
+    CANCELLED,
+    CommandError,
+    CommandHost,
+    CommandOutcome,
+    SlashCommand,
+    pick,
+)
 
 if TYPE_CHECKING:
     from aimon_core.agent import Turn
     from aimon_core.config import LoadedSettings
+    from aimon_core.live import LiveSession
     from aimon_core.permission import ApprovalRequest, PermissionPolicy
 
 APPROVE_USAGE = "/approve [ID] [turn|session|agent]"
@@ -55,15 +64,26 @@ def _pick(words: list[str], pending: tuple[ApprovalRequest, ...]) -> tuple[Appro
     return pending[0], words
 
 
+def _scope_word(rest: list[str], args: str) -> str:
+    """Return the scope word of `/approve [ID] [SCOPE]`; say what is wrong with the rest."""
+    if not rest:
+        return "turn"
+    word = rest[0].lower()
+    if len(rest) == 1 and word in ("once", "turn", "session", "agent"):
+        return word
+    if len(rest) == 1 and word.isalnum() and len(word) >= 4:
+        raise CommandError(f"no waiting approval has the id {rest[0]!r} (/pending lists them).")
+    raise CommandError(f"expected an approval id and then once, turn, session or agent, "
+                       f"not {args!r}.")
+
+
 async def _approve(args: str, host: CommandHost) -> CommandOutcome:
     from aimon_core.permission import ApprovalAnswer, ApprovalScope
 
     request, rest = _pick(args.split(), host.pending_approvals())
     scopes = {"once": ApprovalScope.ONCE, "turn": ApprovalScope.TURN,
               "session": ApprovalScope.SESSION, "agent": ApprovalScope.AGENT}
-    if len(rest) > 1 or (rest and rest[0].lower() not in scopes):
-        raise CommandError(f"expected an approval id and turn, session or agent, not {args!r}.")
-    scope = scopes[rest[0].lower()] if rest else ApprovalScope.TURN
+    scope = scopes[_scope_word(rest, args)]
     if not host.answer_approval(request.id, ApprovalAnswer(allowed=True, scope=scope)):
         return CommandOutcome.error(f"{request.id} was answered already.")
     return CommandOutcome()
@@ -109,8 +129,7 @@ async def _revoke(args: str, host: CommandHost) -> CommandOutcome:
 def _forgot(entries: tuple[str, ...], whose: str) -> str:
     if not entries:
         return f"No approvals {whose} were remembered."
-    return f"Forgot {len(entries)} approval{'s' * (len(entries) != 1)} {whose}: " \
-        + ", ".join(entries)
+    return f"Forgot {plural(len(entries), 'approval')} {whose}: " + ", ".join(entries)
 
 
 def rules_rows(policy: PermissionPolicy, settings: LoadedSettings | None
@@ -175,16 +194,29 @@ async def _mode(args: str, host: CommandHost) -> CommandOutcome:
 
     policy = await _policy(host)
     if not args:
-        modes = "\n".join(f"  {m.value:<17}  {m.summary}" for m in PermissionMode)
-        return CommandOutcome.message(
-            f"Permission mode: {policy.mode.value} ({policy.mode.summary}).\n"
-            f"Modes:\n{modes}\nChange it with {MODE_USAGE}")
+        picked = await pick(host, "Switch to which permission mode?", mode_choices(None),
+                            policy.mode.value)
+        if picked is None:
+            modes = "\n".join(f"  {m.value:<17}  {m.summary}" for m in PermissionMode)
+            return CommandOutcome.message(
+                f"Permission mode: {policy.mode.value} ({policy.mode.summary}).\n"
+                f"Modes:\n{modes}\nChange it with {MODE_USAGE}")
+        if picked == CANCELLED:
+            return CommandOutcome.message(f"Permission mode unchanged: {policy.mode.value}.")
+        args = picked
     try:
         mode = parse_mode(args)
         policy.set_mode(mode)
     except PermissionModeError as exc:
         return CommandOutcome.error(f"Mode not changed: {exc.reason}.")
     return CommandOutcome.message(f"Permission mode: {mode.value} ({mode.summary}).")
+
+
+def mode_choices(live: LiveSession | None) -> tuple[tuple[str, str], ...]:
+    """Return the permission modes with what each allows (/mode's choices)."""
+    from aimon_core.permission import PermissionMode
+
+    return tuple((mode.value, mode.summary) for mode in PermissionMode)
 
 
 async def _trust(args: str, host: CommandHost) -> CommandOutcome:
@@ -211,8 +243,9 @@ def permission_commands() -> tuple[SlashCommand, ...]:
         SlashCommand(name="permissions",
                      description="Show the mode, the rules and the remembered approvals",
                      run=_permissions),
-        SlashCommand(name="mode", description="Show or change the permission mode", run=_mode,
-                     usage=MODE_USAGE, changes_permissions=True),
+        SlashCommand(name="mode", description="Show or change the permission mode (also "
+                     "Shift-Tab)", run=_mode, usage=MODE_USAGE, changes_permissions=True,
+                     choices=mode_choices),
         SlashCommand(name="revoke", description="Forget this session's approvals (--agent: "
                      "the agent's)", run=_revoke, usage="/revoke [--agent]",
                      changes_permissions=True),

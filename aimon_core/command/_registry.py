@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from aimon_core.config import LoadedSettings
     from aimon_core.live import LiveSession
+    from aimon_core.llm import Usage
     from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
     from aimon_core.session import SessionSummary
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_.:-]*")
+# What `CommandHost.choose` returns when the person cancelled the choice (Esc, Ctrl-C).
+CANCELLED = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,13 +25,18 @@ class CommandOutcome:
     """What a command produced: text to show (plain or Markdown), an error, or a prompt to run.
 
     `prompt` is for commands that expand into a request to the model (skill-backed commands):
-    the UI runs it as a turn, the same way as typed text.
+    the UI runs it as a turn, the same way as typed text. `draft` is text for the person to
+    finish in the input box (`/task explore ` once a picker chose the agent). `usage` and
+    `cost_usd` are what the command spent on the model (a subagent it ran), None: nothing.
     """
 
     text: str = ""
     markdown: bool = False
     is_error: bool = False
     prompt: str | None = None
+    draft: str | None = None
+    usage: Usage | None = None
+    cost_usd: float = 0.0
 
     @classmethod
     def message(cls, text: str, *, markdown: bool = False) -> CommandOutcome:
@@ -123,12 +131,17 @@ class CommandHost(Protocol):
                      details: str) -> str | None:
         """Show `details`, offer `options` as (key, label); return the key chosen.
 
-        None when cancelled, or when no one can be asked (the command then needs arguments).
+        A key of one character is also its shortcut. `CANCELLED` when the person cancelled;
+        None when no one can be asked (the command then needs arguments).
         """
         ...
 
 
 CommandRun = Callable[[str, CommandHost], Awaitable[CommandOutcome]]
+# The values a command's first argument takes, as (value, what it is), given the current
+# session (None: none open yet): for completion and pickers. May block (it may list stored
+# sessions): call it off the event loop.
+ArgumentChoices = Callable[["LiveSession | None"], tuple[tuple[str, str], ...]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,6 +158,8 @@ class SlashCommand:
     # Whether it changes what tools may do (/approve, /mode, /revoke ...): "did you mean"
     # offers such a command only for a near-exact typo of its name (see `near_exact`).
     changes_permissions: bool = False
+    # The values its first argument takes (None: free text, or no argument).
+    choices: ArgumentChoices | None = None
 
     @property
     def synopsis(self) -> str:
@@ -307,3 +322,28 @@ class CommandRegistry:
                     "or digit)")
             if self.is_system(name):
                 raise CommandNameError(name, "a system command has that name")
+
+
+# A picker's rows past the ninth have no shortcut key: only the arrows reach them.
+_SHORTCUTS = 9
+
+
+async def pick(host: CommandHost, question: str, choices: tuple[tuple[str, str], ...],
+               current: str | None = None) -> str | None:
+    """Offer `choices` (value, what it is) in a picker; return the value chosen.
+
+    `CANCELLED` when the person cancelled, None when nobody can be asked (print mode: the
+    command says what it takes instead). `current` is marked.
+    """
+    if not choices:
+        return None
+    width = max(len(value) for value, _ in choices)
+    options = tuple(
+        (str(number) if number <= _SHORTCUTS else f"#{number}",
+         f"{value:<{width}}  {what}{'  (current)' if value == current else ''}".rstrip())
+        for number, (value, what) in enumerate(choices, 1))
+    key = await host.choose(question, options, "")
+    if key is None or key == CANCELLED:
+        return key
+    return next((value for (k, _), (value, _) in zip(options, choices, strict=True)
+                 if k == key), CANCELLED)

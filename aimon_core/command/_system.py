@@ -3,132 +3,66 @@ permission commands of `_permissions`, and skills, agents, skill, task (given a 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from aimon_core.command._artifacts import artifact_commands
 from aimon_core.command._checkpoint import checkpoint_commands
+from aimon_core.command._export import export_commands
+from aimon_core.command._format import (
+    describe_budget,
+    describe_override,
+    format_cost,
+    format_tokens,
+    format_when,
+    parse_count,
+    parse_duration,
+    plural,
+)
 from aimon_core.command._model import model_commands
 from aimon_core.command._permissions import permission_commands
 from aimon_core.command._profile import profile_commands
 from aimon_core.command._registry import (
+    CANCELLED,
     CommandError,
     CommandHost,
     CommandOutcome,
     CommandRegistry,
     SlashCommand,
+    pick,
 )
 from aimon_core.command._sandbox import sandbox_commands
 from aimon_core.command._workflow import WorkflowCatalog, workflow_commands
 
 if TYPE_CHECKING:
-    from aimon_core.agent import ExecutionBudget
     from aimon_core.live import LiveSession
     from aimon_core.session import BudgetOverride, SessionSummary
 
+# The REPL's keys, as /help lists them (and README's table).
 KEYS = (
     ("Enter", "send"),
     ("Esc-Enter, Alt-Enter", "new line (pasted text keeps its lines)"),
-    ("Ctrl-C", "interrupt the running turn; at an empty prompt, press twice to exit"),
-    ("Esc", "interrupt the running turn"),
+    ("Shift-Tab", "switch the permission mode: default → acceptEdits → plan"),
+    ("Ctrl-C", "interrupt the running turn or command; at an empty prompt, twice to exit"),
+    ("Esc", "interrupt the running turn or command"),
     ("Esc Esc", "at an empty prompt: /rewind (take the files or the conversation back)"),
+    ("Ctrl-O", "show the last shortened tool result whole"),
+    ("Ctrl-R", "search the prompt history"),
+    ("Ctrl-G", "edit the prompt in $EDITOR"),
+    ("Ctrl-V", "paste an image from the clipboard (a pasted image or PDF path attaches it)"),
+    ("Ctrl-Z", "suspend aimon (fg brings it back)"),
     ("Ctrl-D", "exit (at an empty prompt)"),
-    ("Tab", "complete a /command"),
-    ("Enter/o, y, a, n", "answer an approval: allow this turn, this session, this agent; deny"),
+    ("Tab", "complete a /command, its argument, or an @file"),
+    ("@path", "attach a file (@file.py#L10-40: those lines) or a folder's listing"),
+    ("!command", "run a shell command; it and its output join the conversation"),
+    ("1-4 or o/y/a/n", "answer an approval at once (e edits the command first)"),
 )
 
 BUDGET_USAGE = "/budget [iterations N | tokens N | time 90s|5m | reset]"
 SESSIONS_SHOWN = 10
-
-
-def format_tokens(count: int) -> str:
-    """Return a token count the short way: 340, 1.2k, 56k, 1.3M."""
-    if count < 1000:
-        return str(count)
-    if count < 10_000:
-        return f"{count / 1000:.1f}k"
-    if count < 1_000_000:
-        return f"{count // 1000}k"
-    return f"{count / 1_000_000:.1f}M"
-
-
-def format_cost(cost_usd: float) -> str:
-    """Return a cost in dollars: four decimals under a dollar, two above."""
-    return f"${cost_usd:.4f}" if cost_usd < 1 else f"${cost_usd:.2f}"
-
-
-def format_seconds(seconds: float) -> str:
-    """Return a duration as 45s, 5m, 1m 30s, 2h or 1h 5m."""
-    total = round(seconds)
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{hours}h"] if hours else []
-    if minutes:
-        parts.append(f"{minutes}m")
-    if secs or not parts:
-        parts.append(f"{secs}s")
-    return " ".join(parts)
-
-
-def format_ago(moment: datetime, now: datetime | None = None) -> str:
-    """Return how long ago `moment` was: "just now", "5 min ago", "3 h ago", "2 days ago"."""
-    seconds = ((now or datetime.now(UTC)) - moment).total_seconds()
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min ago"
-    if seconds < 86_400:
-        return f"{int(seconds // 3600)} h ago"
-    days = int(seconds // 86_400)
-    return "yesterday" if days == 1 else f"{days} days ago"
-
-
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
-def format_when(moment: datetime, now: datetime | None = None) -> str:
-    """Return when `moment` was in local time: "14:05" today, "Nov 28 14:05" on another day of
-    this year, "Nov 28 2025 14:05" in another year (session listings).
-
-    `now` (aware) sets both today and the time zone; default: the local time now. Month names
-    are English whatever the locale, like the rest of aimon's text.
-    """
-    now = now or datetime.now(UTC).astimezone()
-    local = moment.astimezone(now.tzinfo)
-    clock = f"{local.hour:02d}:{local.minute:02d}"
-    if local.date() == now.date():
-        return clock
-    day = f"{_MONTHS[local.month - 1]} {local.day}"
-    return f"{day} {clock}" if local.year == now.year else f"{day} {local.year} {clock}"
-
-
-def describe_budget(budget: ExecutionBudget) -> str:
-    """Return a turn's limits in words."""
-    parts = [
-        "no iteration limit" if budget.max_iterations is None
-        else f"at most {budget.max_iterations} iterations",
-        "no token limit" if budget.max_tokens is None
-        else f"at most {format_tokens(budget.max_tokens)} tokens",
-        "no time limit" if budget.max_seconds is None
-        else f"at most {format_seconds(budget.max_seconds)}",
-    ]
-    return " · ".join(parts)
-
-
-def describe_override(override: BudgetOverride | None) -> str:
-    """Return the session's budget override in words ("none" when the agent's limits apply)."""
-    if override is None:
-        return "none (the agent's limits apply)"
-    parts = []
-    if override.max_iterations is not None:
-        parts.append(f"iterations {override.max_iterations}")
-    if override.max_tokens is not None:
-        parts.append(f"tokens {format_tokens(override.max_tokens)}")
-    if override.max_seconds is not None:
-        parts.append(f"time {format_seconds(override.max_seconds)}")
-    return ", ".join(parts) or "none (the agent's limits apply)"
 
 
 def _table(rows: list[tuple[str, str]], indent: int = 2) -> str:
@@ -145,25 +79,40 @@ async def _help(args: str, host: CommandHost) -> CommandOutcome:
         aliases = "".join(f"\nAlso: /{alias}" for alias in command.aliases)
         return CommandOutcome.message(f"{command.synopsis}\n  {command.description}{aliases}")
     commands = [(f"/{c.name}", c.description) for c in registry.system()]
-    if registry.custom():
-        commands.append(("/commands", f"… and {len(registry.custom())} custom commands"))
+    groups = [f"{plural(len(members), noun)}" for noun, members in _groups(registry.custom())]
+    if groups:
+        commands.append(("/commands", "… and " + ", ".join(groups)))
     keys = _table(list(KEYS))
     return CommandOutcome.message(
         f"Commands\n{_table(commands)}\n\nKeys\n{keys}\n\n"
         "Type /help NAME for a command's arguments.")
 
 
+# The kinds of custom command, by where they come from (`SlashCommand.origin`).
+_KINDS = (("skill", "skill"), ("MCP server", "MCP prompt"), ("", "command of your own"))
+_HEADINGS = {"skill": "Skills", "MCP prompt": "MCP prompts",
+             "command of your own": "Your commands (.aimon/commands, .claude/commands)"}
+
+
+def _groups(custom: tuple[SlashCommand, ...]) -> list[tuple[str, list[SlashCommand]]]:
+    """Return the custom commands by kind: skills, MCP prompts, the user's own commands."""
+    groups: dict[str, list[SlashCommand]] = {}
+    for command in custom:
+        noun = next(noun for prefix, noun in _KINDS if command.origin.startswith(prefix))
+        groups.setdefault(noun, []).append(command)
+    return [(noun, groups[noun]) for _, noun in _KINDS if noun in groups]
+
+
 async def _commands(args: str, host: CommandHost) -> CommandOutcome:
     registry = host.commands
     rows = [(c.synopsis, c.description) for c in registry.system()]
     lines = f"System commands\n{_table(rows)}"
-    custom = registry.custom()
-    if custom:
-        rows = [(c.synopsis, c.description + (f" ({c.origin})" if c.origin else ""))
-                for c in custom]
-        lines += f"\n\nCustom commands\n{_table(rows)}"
-    else:
-        lines += "\n\nNo custom commands (skills add them)."
+    groups = _groups(registry.custom())
+    for noun, members in groups:
+        rows = [(c.synopsis, c.description) for c in members]
+        lines += f"\n\n{_HEADINGS[noun]}\n{_table(rows)}"
+    if not groups:
+        lines += "\n\nNo skills or commands of your own (see README: Skills)."
     return CommandOutcome.message(lines)
 
 
@@ -184,18 +133,20 @@ def status_text(live: LiveSession) -> str:
     rows = [
         ("Model", f"{status.model} · {live.runtime.client.provider}"),
         ("Agent", status.agent),
-        ("Session", f"{status.session_id} ({status.message_count} messages)"),
+        ("Session", f"{status.session_id} ({plural(status.message_count, 'message')})"),
         ("Project", str(live.project_root)),
-        ("Totals", f"{totals.turns} turns · {totals.iterations} iterations"),
+        ("Totals", f"{plural(totals.turns, 'turn')} · {plural(totals.iterations, 'iteration')}"),
         ("Tokens", tokens),
         ("Cost", format_cost(totals.cost_usd)),
         ("Context", _context(status.context_tokens, status.context_window)),
         ("Budget", describe_budget(status.budget) + " per turn"),
         ("Override", describe_override(status.budget_override)),
     ]
-    if status.running_turn is not None or status.queued:
-        running = "a turn is running" if status.running_turn is not None else "idle"
-        rows.append(("Now", f"{running} · {status.queued} queued"))
+    # The command asking runs as a turn in print mode: that one is not "a turn running".
+    running = live.turn_running()
+    if running or status.queued:
+        rows.append(("Now", f"{'a turn is running' if running else 'idle'} · "
+                            f"{status.queued} queued"))
     return _table(rows, indent=0)
 
 
@@ -222,39 +173,6 @@ async def _clear(args: str, host: CommandHost) -> CommandOutcome:
     if old is not None and old.record.transcript.messages:
         kept = f" The previous one is kept: /resume {old.id}"
     return CommandOutcome.message(f"Started a new session {live.id}.{kept}")
-
-
-_UNITS = {"": 1, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "m": 60, "min": 60,
-          "mins": 60, "minute": 60, "minutes": 60, "h": 3600, "hour": 3600, "hours": 3600}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)")
-
-
-def parse_duration(text: str) -> float:
-    """Parse 90, 90s, 5m, 1.5h or 1m30s into seconds; raise CommandError otherwise."""
-    compact = text.strip().lower().replace(" ", "")
-    parts = _DURATION_PART.findall(compact)
-    if not compact or "".join(n + u for n, u in parts) != compact:
-        raise CommandError(f"{text!r} is not a duration: write e.g. 90s, 5m or 1h.")
-    seconds = 0.0
-    for number, unit in parts:
-        if unit not in _UNITS:
-            raise CommandError(f"unknown time unit {unit!r} in {text!r}: use s, m or h.")
-        seconds += float(number) * _UNITS[unit]
-    if seconds <= 0:
-        raise CommandError("the time limit must be more than 0 seconds.")
-    return seconds
-
-
-def parse_count(text: str, what: str) -> int:
-    """Parse a positive count such as 20, 50k, 1.5m or 200_000; raise CommandError otherwise."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([km]?)", text.strip().lower().replace("_", "")
-                         .replace(",", ""))
-    if match is None:
-        raise CommandError(f"{what} must be a whole number (e.g. 20, 50k), not {text!r}.")
-    value = float(match.group(1)) * {"": 1, "k": 1000, "m": 1_000_000}[match.group(2)]
-    if value != int(value) or value < 1:
-        raise CommandError(f"{what} must be a whole number of at least 1, not {text!r}.")
-    return int(value)
 
 
 def budget_override(args: str, current: BudgetOverride | None) -> BudgetOverride | None:
@@ -302,7 +220,8 @@ def sessions_text(summaries: tuple[SessionSummary, ...], current: str | None,
     for item, at in zip(summaries, times, strict=True):
         mark = "*" if item.id == current else " "
         title = item.title or "(no prompt yet)"
-        rows.append(f"{mark} {item.id}  {at:>{width}}  {item.message_count:>4} messages  {title}")
+        count = plural(item.message_count, "message")
+        rows.append(f"{mark} {item.id}  {at:>{width}}  {count:>12}  {title}")
     return "\n".join(rows)
 
 
@@ -317,23 +236,41 @@ async def _sessions(args: str, host: CommandHost) -> CommandOutcome:
         f"{sessions_text(summaries, current)}\n\nResume one with /resume ID.")
 
 
+def session_choices(live: LiveSession | None) -> tuple[tuple[str, str], ...]:
+    """Return the project's recent sessions with messages, as /resume's choices (blocking)."""
+    if live is None:
+        return ()
+    found = live.store.records.list_sessions(str(live.project_root.resolve()), SESSIONS_SHOWN)
+    return tuple((item.id, f"{format_when(item.updated_at)} · "
+                           f"{plural(item.message_count, 'message')} · "
+                           f"{item.title or '(no prompt yet)'}")
+                 for item in found if item.message_count and item.id != live.id)
+
+
 async def _resume(args: str, host: CommandHost) -> CommandOutcome:
     from aimon_core.session import SessionError
 
     if not args:
-        listing = await _sessions("", host)
-        return CommandOutcome.message(f"{listing.text}\n\nUsage: /resume ID")
+        choices = await asyncio.to_thread(session_choices, host.live)
+        if not choices:
+            return CommandOutcome.message("No other session of this project to resume.")
+        picked = await pick(host, "Resume which session?", choices)
+        if picked is None:
+            listing = await _sessions("", host)
+            return CommandOutcome.message(listing.text)
+        if picked == CANCELLED:
+            return CommandOutcome()
+        args = picked
     if len(args.split()) != 1:
         raise CommandError("/resume takes one session id.")
     wanted = await _full_id(args, host)
     if host.live is not None and host.live.id == wanted:
         return CommandOutcome.message(f"Already in session {wanted}.")
     try:
-        live = await host.resume(wanted)
+        await host.resume(wanted)
     except SessionError as exc:
         return CommandOutcome.error(f"Cannot resume {wanted}: {exc}")
-    return CommandOutcome.message(
-        f"Resumed session {live.id} ({len(live.record.transcript.messages)} messages).")
+    return CommandOutcome()  # the replay says which session it is
 
 
 async def _full_id(text: str, host: CommandHost) -> str:
@@ -353,7 +290,7 @@ async def _compact(args: str, host: CommandHost) -> CommandOutcome:
     live = await host.live_session()
     done = await live.compact(args or None)
     text = done.text if done.advice is None else f"{done.text}\n{done.advice}"
-    if not done.summarised and done.tokens_after == done.tokens_before:
+    if not done.summarised and done.tokens_after >= done.tokens_before:
         return CommandOutcome.error(text)
     return CommandOutcome.message(text)
 
@@ -412,8 +349,8 @@ def system_commands() -> tuple[SlashCommand, ...]:
                      run=_budget, usage=BUDGET_USAGE),
         SlashCommand(name="sessions", description="List recent sessions in this project",
                      run=_sessions, usage="/sessions [N]"),
-        SlashCommand(name="resume", description="Switch to a stored session", run=_resume,
-                     usage="/resume ID"),
+        SlashCommand(name="resume", description="Switch to a stored session (pick one)",
+                     run=_resume, usage="/resume [ID]", choices=session_choices),
         SlashCommand(name="clear", description="Start a new session (this one stays stored)",
                      run=_clear),
         SlashCommand(name="compact", description="Summarise the conversation to free context",
@@ -421,6 +358,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
         *permission_commands(),
         *sandbox_commands(),
         *checkpoint_commands(),
+        *export_commands(),
         SlashCommand(name="mcp", description="Show the MCP servers: state, transport, tools",
                      run=_mcp, usage="/mcp [reconnect NAME]"),
         SlashCommand(name="version", description="Show aimon's version", run=_version),
@@ -432,12 +370,16 @@ def system_commands() -> tuple[SlashCommand, ...]:
 class ExtensionCatalog(Protocol):
     """The skills and subagents of a runtime, as the system commands use them."""
 
-    def skills_text(self) -> str:
-        """Return the listing of skills: name, layer, path, warnings."""
+    def skills_text(self, name: str = "") -> str:
+        """Return the listing of skills (or of the one called `name`): layer, path, warnings."""
         ...
 
-    def agents_text(self) -> str:
-        """Return the listing of subagents: name, layer, path, warnings."""
+    def agents_text(self, name: str = "") -> str:
+        """Return the listing of subagents (or of the one called `name`)."""
+        ...
+
+    def listed(self, kind: str) -> tuple[tuple[str, str], ...]:
+        """Return the user-invocable "skills" or the "agents", as (name, description)."""
         ...
 
     async def run_skill_command(self, name: str, args: str, host: CommandHost
@@ -451,40 +393,61 @@ class ExtensionCatalog(Protocol):
         ...
 
 
-SKILL_USAGE = "/skill NAME [ARGUMENTS]"
-TASK_USAGE = "/task AGENT GOAL"
+SKILL_USAGE = "/skill [NAME [ARGUMENTS]]"
+TASK_USAGE = "/task [AGENT GOAL]"
 
 
 def extension_commands(catalog: ExtensionCatalog) -> tuple[SlashCommand, ...]:
-    """Return /skills, /agents, /skill and /task over a runtime's skills and subagents."""
+    """Return /skills, /agents, /skill and /task over a runtime's skills and subagents.
+
+    /skill and /task without a name offer a picker; the one chosen is put in the input box
+    (`/review `, `/task explore `) for its arguments.
+    """
+
+    def skills_listed(live: LiveSession | None) -> tuple[tuple[str, str], ...]:
+        return catalog.listed("skills")
+
+    def agents_listed(live: LiveSession | None) -> tuple[tuple[str, str], ...]:
+        return catalog.listed("agents")
+
+    async def picked(host: CommandHost, kind: str, question: str, draft: str
+                     ) -> CommandOutcome:
+        choices = catalog.listed(kind)
+        name = await pick(host, question, choices) if choices else None
+        if name is None:
+            text = catalog.skills_text() if kind == "skills" else catalog.agents_text()
+            return CommandOutcome.message(text)
+        return CommandOutcome(draft=draft.format(name=name) if name else None)
 
     async def skills(args: str, host: CommandHost) -> CommandOutcome:
-        return CommandOutcome.message(catalog.skills_text())
+        return CommandOutcome.message(catalog.skills_text(args.strip().lstrip("/")))
 
     async def agents(args: str, host: CommandHost) -> CommandOutcome:
-        return CommandOutcome.message(catalog.agents_text())
+        return CommandOutcome.message(catalog.agents_text(args.strip()))
 
     async def skill(args: str, host: CommandHost) -> CommandOutcome:
         name, _, rest = args.partition(" ")
         if not name:
-            raise CommandError("name the skill to run (see /skills).")
+            return await picked(host, "skills", "Run which skill?", "/{name} ")
         return await catalog.run_skill_command(name.lstrip("/"), rest.strip(), host)
 
     async def task(args: str, host: CommandHost) -> CommandOutcome:
         name, _, goal = args.partition(" ")
-        if not name or not goal.strip():
-            raise CommandError("name a subagent (see /agents) and give it a goal.")
+        if not name:
+            return await picked(host, "agents", "Run which subagent?", "/task {name} ")
+        if not goal.strip():
+            raise CommandError(f"give {name} a goal: /task {name} GOAL.")
         return await catalog.run_task_command(name, goal.strip(), host)
 
     return (
         SlashCommand(name="skills", description="List the skills loaded and where from",
-                     run=skills),
+                     run=skills, usage="/skills [NAME]", choices=skills_listed),
         SlashCommand(name="agents", description="List the subagents loaded and where from",
-                     run=agents),
-        SlashCommand(name="skill", description="Run a skill (also /NAME)", run=skill,
-                     usage=SKILL_USAGE),
+                     run=agents, usage="/agents [NAME]", choices=agents_listed),
+        SlashCommand(name="skill", description="Run a skill (also /NAME); pick one", run=skill,
+                     usage=SKILL_USAGE, choices=skills_listed),
         SlashCommand(name="task", description="Run a subagent on a goal; show its answer",
-                     run=task, usage=TASK_USAGE),
+                     run=task, usage=TASK_USAGE, choices=agents_listed),
     )
 
 

@@ -104,6 +104,10 @@ async def compact(
         rebuilt = shed_tool_results(rebuilt, target_tokens=target, keep_last=0).messages
     report = describe(plan.older, trigger=trigger, tokens_before=measure(messages),
                       tokens_after=measure(rebuilt))
+    if not report.saved:  # a summary as long as what it replaces is no use
+        if trigger == "auto":  # the turn must go on: shed old tool results instead
+            return give_up("a summary would not have saved anything", summary.usage)
+        return Compaction(messages=tuple(messages), report=report, usage=summary.usage)
     return Compaction(messages=rebuilt, report=report, usage=summary.usage, summary=summary.text)
 
 

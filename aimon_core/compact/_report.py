@@ -37,21 +37,34 @@ class CompactionReport:
     error: str | None = None
 
     @property
+    def saved(self) -> bool:
+        """Tell whether the conversation got smaller."""
+        return self.tokens_after < self.tokens_before
+
+    @property
     def text(self) -> str:
         """Return a one-paragraph account for the user."""
         sizes = f"{self.tokens_before:,} → {self.tokens_after:,} tokens"
         if not self.summarised:
             why = f" ({self.error})" if self.error else ""
+            if not self.tool_results or not self.saved:
+                return (f"Conversation not summarised{why}; there was nothing to shorten, so "
+                        f"it is unchanged ({self.tokens_before:,} tokens).")
             return (
                 f"Conversation not summarised{why}; {sizes} by shortening or removing "
                 f"{_plural(self.tool_results, 'old tool result')}. The model no longer sees "
                 "their full text."
             )
-        parts = [_plural(self.turns, "turn"), _plural(self.tool_results, "tool result")]
+        if not self.saved:
+            return (f"Nothing saved: a summary would be as long as what it replaces "
+                    f"({sizes}), so the conversation is unchanged.")
+        parts = [_plural(n, noun) for n, noun in ((self.turns, "turn"),
+                                                  (self.tool_results, "tool result")) if n]
         files = _files_phrase(self)
         if files:
             parts.append(files)
-        replaced = ", ".join(parts[:-1]) + " and " + parts[-1]
+        replaced = (", ".join(parts[:-1]) + " and " + parts[-1]) if len(parts) > 1 else \
+            (parts[0] if parts else "the older messages")
         return (
             f"Conversation compacted ({sizes}). The summary replaced {replaced}; "
             "the model no longer sees them verbatim."

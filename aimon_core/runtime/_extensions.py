@@ -26,7 +26,7 @@ from aimon_core.tools import ToolContext, ToolInput, ToolResult, subject_name, t
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition, ExecutionResult
     from aimon_core.command import CommandHost, CommandOutcome, CommandRun, SlashCommand
-    from aimon_core.skill import RenderContext, Skill, SkillRegistry
+    from aimon_core.skill import LoadFailure, RenderContext, Skill, SkillRegistry
     from aimon_core.subagent import AgentRegistry
 
 log = logging.getLogger(__name__)
@@ -136,6 +136,10 @@ class Extensions:
         """Return the enabled skill `name` that the model (or the user) may start."""
         skill = self.skills.get(subject_name(name))
         if skill is None:
+            for failure in _failures_named(self.skills.failures, subject_name(name)):
+                raise InvokeError(f"Skill {subject_name(name)!r} did not load: {failure.path}: "
+                                  f"{failure.message}. Fix the file and run it again (it is "
+                                  "read again when saved); /skills lists what loaded.")
             names = ", ".join(self.skills.names()) or "none"
             raise InvokeError(f"No skill named {name!r}. Available skills: {names}.")
         if by_model and not skill.invoke.model:
@@ -150,6 +154,10 @@ class Extensions:
         """Return the enabled subagent `name`; InvokeError naming the others if none."""
         agent = self.agents.get(subject_name(name))
         if agent is None:
+            for failure in _failures_named(self.agents.failures, subject_name(name)):
+                raise InvokeError(f"Subagent {subject_name(name)!r} did not load: "
+                                  f"{failure.path}: {failure.message}. Fix the file; /agents "
+                                  "lists what loaded.")
             names = ", ".join(self.agents.names()) or "none"
             raise InvokeError(f"Unknown subagent {name!r}. Available subagents: {names}.")
         return agent
@@ -304,8 +312,7 @@ class Extensions:
             result = await self.fork(request, *self._session_turn(host))
         except InvokeError as exc:
             return CommandOutcome.error(str(exc))
-        answer = fork_answer(result, request.agent.name)
-        return CommandOutcome(text=answer, is_error=not result.stop.ok)
+        return _fork_outcome(result, request.agent.name)
 
     async def run_task_command(self, agent_name: str, goal: str, host: CommandHost
                                ) -> CommandOutcome:
@@ -321,7 +328,7 @@ class Extensions:
             result = await self.fork(request, *self._session_turn(host))
         except InvokeError as exc:
             return CommandOutcome.error(str(exc))
-        return CommandOutcome(text=fork_answer(result, agent.name), is_error=not result.stop.ok)
+        return _fork_outcome(result, agent.name)
 
     def _session_turn(self, host: CommandHost) -> tuple[Turn, ToolContext]:
         """Return the Turn and tool context of a fork a slash command starts in its session."""
@@ -330,17 +337,33 @@ class Extensions:
             raise InvokeError("no session is open to run the fork in")
         return live.command_turn(), live.tool_context
 
-    def skills_text(self) -> str:
-        """Return what /skills shows: each skill, its layer and file, and problems."""
+    def skills_text(self, name: str = "") -> str:
+        """Return what /skills shows: each skill (or the one called `name`), its layer and
+        file, and problems."""
         notes = {s.name: tool_list_notes(s.allowed_tools, self.tool_names)
                  for s in self.skills.values()}
-        return listing_text("skills", self.skills.listing(), self.skills.failures, notes)
+        return listing_text("skills", self.skills.listing(), self.skills.failures, notes,
+                            name=name)
 
-    def agents_text(self) -> str:
-        """Return what /agents shows: each subagent, its layer and file, and problems."""
+    def agents_text(self, name: str = "") -> str:
+        """Return what /agents shows: each subagent (or the one called `name`), its layer
+        and file, and problems."""
         notes = {a.name: tool_list_notes(a.tools or (), self.tool_names)
                  for a in self.agents.values()}
-        return listing_text("subagents", self.agents.listing(), self.agents.failures, notes)
+        return listing_text("subagents", self.agents.listing(), self.agents.failures, notes,
+                            name=name)
+
+    def listed(self, kind: str) -> tuple[tuple[str, str], ...]:
+        """Return the user-invocable "skills" or the "agents", as (name, description)."""
+        if kind == "skills":
+            return tuple((s.name, _one_line(s.description, 70)) for s in self.skills.values()
+                         if s.invoke.user)
+        return tuple((a.name, _one_line(a.description, 70)) for a in self.agents.values())
+
+
+def _failures_named(failures: tuple[LoadFailure, ...], name: str) -> list[LoadFailure]:
+    """Return the files that failed to load and would have defined `name` (by file name)."""
+    return [f for f in failures if name in (f.path.stem, f.path.parent.name)]
 
 
 def _refuse_denied(host: CommandHost, tool: str, name: str) -> None:
@@ -356,6 +379,15 @@ def _refuse_denied(host: CommandHost, tool: str, name: str) -> None:
     decision = decide_name(tool, name, policy.rules) if policy is not None else None
     if decision is not None and decision.verdict is Verdict.DENY:
         raise InvokeError(f"{tool}({name}) is not run: {decision.reason}.")
+
+
+def _fork_outcome(result: ExecutionResult, agent: str) -> CommandOutcome:
+    """Return a fork's answer as a command's outcome: Markdown, with what it cost."""
+    from aimon_core.command import CommandOutcome
+
+    return CommandOutcome(text=fork_answer(result, agent), markdown=True,
+                          is_error=not result.stop.ok, usage=result.usage,
+                          cost_usd=result.cost_usd)
 
 
 def task_answer(entry: BackgroundTask) -> ToolResult:
@@ -382,13 +414,19 @@ def _one_line(text: str, limit: int = 400) -> str:
 
 
 def listing_text(kind: str, entries: tuple[object, ...], failures: tuple[object, ...],
-                 notes: Mapping[str, list[str]] | None = None) -> str:
+                 notes: Mapping[str, list[str]] | None = None, *, name: str = "") -> str:
     """Return a listing of loaded definitions: name, layer, path, warnings (and `notes`, by
-    name); then failures."""
+    name); then failures. With `name`, only what is called so (or failed to load as it)."""
     from aimon_core.skill import ListingEntry, LoadFailure
 
-    lines = [f"{len([e for e in entries if isinstance(e, ListingEntry) and not e.disabled])} "
-             f"{kind} loaded:"]
+    if name:
+        entries = tuple(e for e in entries if isinstance(e, ListingEntry) and e.name == name)
+        failures = tuple(f for f in failures if isinstance(f, LoadFailure)
+                         and name in (f.path.stem, f.path.parent.name))
+        if not entries and not failures:
+            return f"No {kind[:-1]} named {name!r}: /{kind.replace('sub', '')} lists them."
+    count = len([e for e in entries if isinstance(e, ListingEntry) and not e.disabled])
+    lines = [f"{count} {kind[:-1] if count == 1 else kind} loaded:"]
     for entry in entries:
         assert isinstance(entry, ListingEntry)
         state = "  (disabled)" if entry.disabled else ""

@@ -12,9 +12,10 @@ import pytest
 from aimon_core.agent import AgentRuntime, Environment, StopCause, parse_agent
 from aimon_core.command import default_registry, known_name
 from aimon_core.filesystem import LocalFileSystem
+from aimon_core.hook import HookRegistry
 from aimon_core.live import LiveSession, LiveSessionOptions
 from aimon_core.live._host import SessionCommandHost
-from aimon_core.llm import ScriptedLLMClient, ScriptStep, reply
+from aimon_core.llm import ModelSettings, ScriptedLLMClient, ScriptStep, reply
 from aimon_core.runtime import AgentAssembly, RuntimeFlags, RuntimeParts, build_runtime
 from aimon_core.session import (
     FileSessionLeaseStore,
@@ -208,3 +209,46 @@ def test_a_model_flag_beats_the_resumed_sessions_choice(tmp_path: Path) -> None:
             await live.close()
             await again.aclose()
     asyncio.run(test())
+
+
+def test_aliases_name_the_newest_model_of_a_family_and_typos_get_them_suggested(
+        tmp_path: Path) -> None:
+    async def test() -> None:
+        async with session(tmp_path, anthropic(), "claude-sonnet-4-5") as live:
+            assert (await live.submit("/model opus")).text.startswith(
+                "Model: claude-opus-5-5 (was claude-sonnet-4-5)")
+            assert (await live.submit("/model sonnet")).text.startswith(
+                "Model: claude-sonnet-5-5 (was claude-opus-5-5)")
+            typo = await live.submit("/model sonet")
+            assert typo.stop is StopCause.COMMAND_FAILED
+            assert typo.text.startswith("Unknown model 'sonet' for anthropic. Did you mean "
+                                        "sonnet")
+        async with session(tmp_path, ScriptedLLMClient(steps=[], provider="openai"),
+                           "llama3.1:8b") as live:  # a server's own names are its to read
+            assert (await live.submit("/model opus")).text.startswith("Model: opus")
+    asyncio.run(test())
+
+
+@pytest.mark.parametrize(("provider", "parent", "wanted", "sent"), [
+    ("openai", "gpt-5.4", "deepseek-chat", "deepseek-chat"),
+    ("openai", "qwen3-coder", "llama3.1:8b", "llama3.1:8b"),
+    ("openai", "gpt-5.4", "gpt-5.4-mini", "gpt-5.4-mini"),
+    ("openai", "gpt-5.4", "claude-opus-4-8", "gpt-5.4"),
+    ("anthropic", "claude-sonnet-5-5", "haiku", "claude-haiku-5-5"),
+    ("anthropic", "claude-sonnet-5-5", "claude-opus-4-8", "claude-opus-4-8"),
+    ("anthropic", "claude-sonnet-5-5", "deepseek-chat", "claude-sonnet-5-5"),
+    ("anthropic", "claude-sonnet-5-5", "gpt-5.4", "claude-sonnet-5-5"),
+    ("anthropic", "claude-sonnet-5-5", "inherit", "claude-sonnet-5-5"),
+])
+def test_a_subagents_model_is_sent_when_the_provider_may_serve_it(
+        tmp_path: Path, provider: str, parent: str, wanted: str, sent: str) -> None:
+    from aimon_core.permission import PermissionMode, PermissionPolicy, PermissionRules
+    from aimon_core.runtime._fork import ForkBase, fork_runtime
+
+    agent = parse_agent(f"---\nname: helper\nmodel: {wanted}\n---\nHelp.\n")
+    base = ForkBase(project_root=tmp_path, client=ScriptedLLMClient(steps=[], provider=provider),
+                    model=parent, settings=ModelSettings(),
+                    policy=PermissionPolicy(PermissionRules(), PermissionMode.DEFAULT, tmp_path),
+                    hooks=HookRegistry([]), permission_mode=lambda: "default",
+                    restrictions={}, agent_name="default")
+    assert fork_runtime(base, agent).model == sent

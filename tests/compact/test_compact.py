@@ -307,3 +307,28 @@ def test_fallback_alone_is_what_a_blocking_hook_leaves() -> None:
     assert result.failed and result.usage == Usage()
     assert result.report.tokens_after < result.report.tokens_before
 
+
+
+def test_a_summary_that_saves_nothing_changes_nothing_and_says_so() -> None:
+    messages = [prompt("hi"), answer("hello"), prompt("and?"), answer("ok")]
+    longer = "a summary far longer than the conversation it replaces " * 40
+    result = run_compact(messages, script(reply(longer)), trigger="manual")
+    assert result.messages == tuple(messages)
+    report = result.report
+    assert report.tokens_after >= report.tokens_before and not report.saved
+    assert report.text.startswith("Nothing saved: a summary would be as long as what it "
+                                  "replaces (")
+    assert report.text.endswith("so the conversation is unchanged.")
+    auto = run_compact(messages, script(reply(longer)))  # a turn goes on: tool results shed
+    assert auto.failed and "would not have saved anything" in (auto.report.error or "")
+
+
+def test_a_report_names_only_what_there_was() -> None:
+    messages = [prompt("one " * 300), answer("a " * 300), prompt("two " * 300),
+                answer("b " * 300), prompt("three"), answer("c")]
+    result = run_compact(messages, script(reply("S")), trigger="manual",
+                         settings=CompactionSettings(keep_recent_share=0.0))
+    assert "The summary replaced 3 turns; the model" in result.report.text
+    failed = fallback([prompt("x"), answer("y")], window=WINDOW, error="the summary failed")
+    assert failed.report.text.startswith("Conversation not summarised (the summary failed); "
+                                         "there was nothing to shorten, so it is unchanged (")
