@@ -12,6 +12,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from aimon_core.agent import repair_tool_pairs
+from aimon_core.live._shell import is_shell_record
 from aimon_core.llm import Message, ToolResultBlock
 
 
@@ -28,7 +29,10 @@ class TurnHistory:
 
 
 def _answers_tools(message: Message) -> bool:
-    return any(isinstance(block, ToolResultBlock) for block in message.content)
+    """Tell whether `message` leads the next prompt rather than being one: tool results,
+    or a `!command` the person ran (`_shell`)."""
+    return is_shell_record(message) or any(
+        isinstance(block, ToolResultBlock) for block in message.content)
 
 
 def turn_history(history: Sequence[Message], prompt: Message,

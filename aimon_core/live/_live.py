@@ -65,7 +65,8 @@ from aimon_core.live._events import (
 from aimon_core.live._host import CommandScope, SessionCommandHost
 from aimon_core.live._keeper import RecordKeeper
 from aimon_core.live._questions import PendingQuestions
-from aimon_core.llm import LLMClient, Message, TextBlock, Usage
+from aimon_core.live._shell import ShellRun, run_shell
+from aimon_core.llm import ContentBlock, LLMClient, Message, TextBlock, Usage, model_info
 from aimon_core.permission import SessionApprovals, TurnApprovals
 from aimon_core.session import (
     BudgetOverride,
@@ -75,7 +76,7 @@ from aimon_core.session import (
     SessionRecord,
     SessionStore,
 )
-from aimon_core.tools import ToolContext
+from aimon_core.tools import NO_MENTIONS, ToolContext, attach_mentions
 
 # Rewrites a prompt before its turn (MCP: `@server:uri` attaches the resource).
 PromptExpander = Callable[[str], Awaitable[str]]
@@ -95,6 +96,7 @@ class LiveSessionOptions:
         model: the model for this session, beating a model the session chose before (a
             `--model` flag); None: the session's own choice applies.
         executor: what runs each turn (aimon's Orca executor by default).
+        mentions: `@path` in a prompt attaches that file or folder (`tools.attach_mentions`).
     """
 
     commands: CommandRegistry | None = None
@@ -104,6 +106,7 @@ class LiveSessionOptions:
     prompt_expanders: tuple[PromptExpander, ...] = ()
     model: str | None = None
     executor: AgentExecutor = field(default_factory=OrcaExecutor)
+    mentions: bool = False
 
 
 class LiveSession:
@@ -325,26 +328,33 @@ class LiveSession:
         """Run a turn (after any running or queued ones) and return its result."""
         return await self.submit_async(prompt, budget=budget)
 
-    def submit_async(self, prompt: str, *, budget: ExecutionBudget | None = None
+    def submit_async(self, prompt: str, *, budget: ExecutionBudget | None = None,
+                     attachments: tuple[ContentBlock, ...] = ()
                      ) -> asyncio.Task[ExecutionResult]:
         """Start a turn in the background (queued behind running ones); return its task."""
-        return self.offer_async(prompt, budget=budget)[1]
+        return self.offer_async(prompt, budget=budget, attachments=attachments)[1]
 
-    def offer_async(self, prompt: str, *, budget: ExecutionBudget | None = None
+    def offer_async(self, prompt: str, *, budget: ExecutionBudget | None = None,
+                    attachments: tuple[ContentBlock, ...] = (), shell: bool = False
                     ) -> tuple[SubmitOutcome, asyncio.Task[ExecutionResult]]:
         """Run the prompt now if the session is idle, else queue it; say which.
 
-        `budget` replaces the session's budget for this one turn.
+        `budget` replaces the session's budget for this one turn; `attachments` (images,
+        documents) join the prompt. `shell`: the prompt is a command the person runs
+        without the model (`!command`, see `_shell`).
         """
         if self._closed:
             raise LiveSessionClosedError(f"session {self.id} is closed")
         turn_id = TurnId(f"{self.id}#{next(self._turns)}-{uuid.uuid4().hex[:6]}")
         busy = self._running is not None or self._lock.locked() or self._waiting > 0
         self._waiting += 1
-        task = asyncio.get_running_loop().create_task(self._run_turn(turn_id, prompt, budget))
+        work = self._shell_turn(turn_id, prompt) if shell else \
+            self._run_turn(turn_id, prompt, budget, attachments)
+        task = asyncio.get_running_loop().create_task(work)
         if busy:
             position = self._waiting - (0 if self._running is not None else 1)
-            self._publish(TurnQueued(turn_id=turn_id, prompt=prompt, position=position))
+            shown = f"!{prompt}" if shell else prompt
+            self._publish(TurnQueued(turn_id=turn_id, prompt=shown, position=position))
             return SubmitOutcome.QUEUED, task
         return SubmitOutcome.EXECUTED, task
 
@@ -362,8 +372,25 @@ class LiveSession:
         """Tell whether another turn runs now (a command that runs as a turn is not one)."""
         return self._running is not None and self._running[1] is not asyncio.current_task()
 
-    async def _run_turn(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget | None
-                        ) -> ExecutionResult:
+    async def _shell_turn(self, turn_id: TurnId, command: str) -> ExecutionResult:
+        """Run a `!command` as a turn of its own (queued, checkpointed, interruptible)."""
+        async with self._turn_slot(turn_id):
+            self._publish(TurnStarted(turn_id=turn_id, prompt=f"!{command}"))
+            policy = self._options.scope.policy if self._options.scope is not None else None
+            run = ShellRun(command=command, tool_use_id=f"shell-{turn_id}",
+                           context=self.tool_context, policy=policy, emit=self._publish,
+                           persist=self._persist)
+            async with self._checkpointed(f"!{command}") as snapshot:
+                if snapshot is not None:
+                    await snapshot
+                result = await run_shell(run)
+            await self._keeper.writer.flush()
+            self._publish(TurnFinished(turn_id=turn_id, result=result, totals=self.record.totals))
+            return result
+
+    @contextlib.asynccontextmanager
+    async def _turn_slot(self, turn_id: TurnId) -> AsyncIterator[None]:
+        """Hold the session's one turn slot (after the turns queued before) for a turn."""
         try:
             await self._lock.acquire()
         finally:
@@ -374,6 +401,14 @@ class LiveSession:
             task = asyncio.current_task()
             assert task is not None
             self._running = (turn_id, task)
+            yield
+        finally:
+            self._running = None
+            self._lock.release()
+
+    async def _run_turn(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget | None,
+                        attachments: tuple[ContentBlock, ...]) -> ExecutionResult:
+        async with self._turn_slot(turn_id):
             if self.commands is not None and self.commands.get("memory") is not None and (
                     note := memory_shorthand(prompt)) is not None:
                 prompt = f"/memory add {note}"  # `# text`, as in Claude Code
@@ -384,13 +419,15 @@ class LiveSession:
                 prompt = outcome.prompt
             for expand in self._options.prompt_expanders:
                 prompt = await expand(prompt)
-            async with checkpointed(self.checkpoints, prompt, len(self.record.transcript),
-                                    lambda text: self._publish(Notice(text=text, level="warning"))
-                                    ) as snapshot:
-                return await self._execute(turn_id, prompt, budget or self.budget(), snapshot)
-        finally:
-            self._running = None
-            self._lock.release()
+            async with self._checkpointed(prompt) as snapshot:
+                return await self._execute(turn_id, prompt, budget or self.budget(), snapshot,
+                                           attachments)
+
+    def _checkpointed(self, prompt: str) -> contextlib.AbstractAsyncContextManager[
+            Awaitable[object] | None]:
+        """Return the checkpoint around a turn (a failing one warns, never stops it)."""
+        return checkpointed(self.checkpoints, prompt, len(self.record.transcript),
+                            lambda text: self._publish(Notice(text=text, level="warning")))
 
     async def _command(self, turn_id: TurnId, text: str) -> CommandRan:
         """Run a slash command (before any model call); publish and return what it did."""
@@ -404,9 +441,11 @@ class LiveSession:
         return ran
 
     async def _execute(self, turn_id: TurnId, prompt: str, budget: ExecutionBudget,
-                       before_changes: Awaitable[object] | None) -> ExecutionResult:
+                       before_changes: Awaitable[object] | None,
+                       attachments: tuple[ContentBlock, ...] = ()) -> ExecutionResult:
         self.turn_approvals.clear()  # "for this turn" ends when the next turn starts
         self._publish(TurnStarted(turn_id=turn_id, prompt=prompt))
+        extra = (*await self._mentions(prompt), *attachments)
         self.claude.turn_started()
         finished: list[ExecutionResult] = []
 
@@ -416,11 +455,9 @@ class LiveSession:
                 finished.append(event.result)
             self._publish(event)
 
-        message = Message.user(prompt)
-        if self._pending_context:
-            extra = tuple(TextBlock(text=text) for text in self._pending_context)
-            message = Message(role="user", content=(*message.content, *extra))
-            self._pending_context.clear()
+        extra += tuple(TextBlock(text=text) for text in self._pending_context)
+        self._pending_context.clear()
+        message = Message(role="user", content=(TextBlock(text=prompt), *extra))
         history, message = self._keeper.recovered(message, self._unanswered)
         request = ExecutionRequest(
             prompt=message, tool_context=self.tool_context, history=history,
@@ -441,6 +478,17 @@ class LiveSession:
                                            totals=self.record.totals))
             self.claude.turn_finished(someone_at_prompt=self._questions.answerers > 0)
         return result
+
+    async def _mentions(self, prompt: str) -> tuple[ContentBlock, ...]:
+        """Return what the prompt's `@path` mentions attach; tell the person each one."""
+        if not self._options.mentions:
+            return NO_MENTIONS.blocks
+        info = model_info(self.runtime.model, self.runtime.client.provider)
+        found = await attach_mentions(prompt, self.tool_context, images=info.takes_images,
+                                      pdfs=info.takes_pdfs)
+        for note in found.notes:
+            self._publish(Notice(text=f"⎿ {note}"))
+        return found.blocks
 
     def _persist(self, message: Message) -> None:
         stored = self._keeper.persist(message)

@@ -136,7 +136,7 @@ class AgentAssembly:
             commands=self.commands, scope=self, compaction=compaction,
             prompt_expanders=(self._attach_mcp_resources,) if self.mcp is not None else (),
             # --model beats a resumed session's /model.
-            model=self.runtime.model if self.flags.model else None)
+            model=self.runtime.model if self.flags.model else None, mentions=True)
         live = await LiveSession.open(self.runtime, store, self.tool_context(),
                                       session_id=session_id, holder=holder, options=options)
         bind_session(live)  # the sandbox's network questions go to this session
@@ -179,7 +179,7 @@ class AgentAssembly:
         if (new.model, new.provider, new.base_url) != (old.model, old.provider, old.base_url):
             notes.append("model changes take effect when aimon starts again")
         if new.env != old.env:
-            notes.append("env changes apply to new sessions (/clear)")
+            notes.append("env changes apply to new sessions: /clear starts one")
         if new.mcp_servers != old.mcp_servers:
             notes.append("MCP server changes take effect when aimon starts again")
         if new.sandbox != old.sandbox:

@@ -38,6 +38,7 @@ from aimon_core.tools._interrupt import (
     InterruptBehavior,
     run_to_end,
 )
+from aimon_core.tools._mentions import MENTION, NO_MENTIONS, Mentions, attach_mentions
 from aimon_core.tools._names import (
     CLAUDE_CODE_TOOLS,
     closest_name,
@@ -65,6 +66,8 @@ from aimon_core.tools.builtin import READ_ONLY_TOOL_NAMES, builtin_tools
 __all__ = [
     "CLAUDE_CODE_TOOLS",
     "DEFAULT_SEARCH_SHARE",
+    "MENTION",
+    "NO_MENTIONS",
     "READ_ONLY_TOOL_NAMES",
     "TODO_STATUSES",
     "TOOL_SEARCH",
@@ -78,6 +81,7 @@ __all__ = [
     "FinishedOnInterruptError",
     "InterruptBehavior",
     "LiveOutput",
+    "Mentions",
     "NameSubject",
     "ParamPatterns",
     "PathFilter",
@@ -104,6 +108,7 @@ __all__ = [
     "ToolResult",
     "ToolRun",
     "ToolState",
+    "attach_mentions",
     "builtin_providers",
     "builtin_tools",
     "call_label",
