@@ -129,10 +129,12 @@ def parse_duration(text: str) -> float:
 
 def parse_count(text: str, what: str) -> int:
     """Parse a positive count such as 20, 50k, 1.5m or 200_000; raise CommandError otherwise."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([km]?)", text.strip().lower().replace("_", "")
+    match = re.fullmatch(r"(-?\d+(?:\.\d+)?)([km]?)", text.strip().lower().replace("_", "")
                          .replace(",", ""))
     if match is None:
         raise CommandError(f"{what} must be a whole number (e.g. 20, 50k), not {text!r}.")
+    if match.group(1).startswith("-"):
+        raise CommandError(f"{what} must be at least 1, not {text!r}.")
     value = float(match.group(1)) * {"": 1, "k": 1000, "m": 1_000_000}[match.group(2)]
     if value != int(value) or value < 1:
         raise CommandError(f"{what} must be a whole number of at least 1, not {text!r}.")

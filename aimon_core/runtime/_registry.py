@@ -199,7 +199,7 @@ class AgentRuntimeRegistry:
         for other in built:
             if other is not first and change != other.settings:
                 other.apply_settings(change, lambda exc: None)
-        say("settings reloaded" + (f" ({'; '.join(notes)})" if notes else ""), "dim")
+        say("settings reloaded" + (f": {'; '.join(notes)}" if notes else ""), "dim")
         await _config_changed(first, live, changed, say)
 
 
