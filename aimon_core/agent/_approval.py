@@ -133,6 +133,8 @@ class ApprovalAnswer:
     ``rule`` replaces the request's rule as what is remembered (e.g. a broader one the user
     chose); ``reason`` is shown to the model on deny. Denials are never remembered.
     ``values`` answer a request's form.
+    ``updated_input`` is the call's input as the user edited it before allowing it (a
+    command made right): the call runs with it, if the rules do not deny it.
     """
 
     allowed: bool
@@ -140,6 +142,7 @@ class ApprovalAnswer:
     reason: str = ""
     rule: str = ""
     values: Mapping[str, FieldValue] | None = None
+    updated_input: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

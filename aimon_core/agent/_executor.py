@@ -478,6 +478,8 @@ class OrcaExecutor:
         if not verdict.allowed:
             message = verdict.message or f"Permission to use {tool.name} was denied."
             return ToolResult.error(message + await hooks.permission_denied(use, message))
+        if verdict.updated_input is not None:  # the person edited the call, then allowed it
+            tool_input = verdict.updated_input  # checked again by execute_tool
         started = run.turn.tool_started(use, not (tool.read_only or verdict.read_only))
         if started is not None:
             await started  # recorded before the tool runs (durably, if it may change something)
@@ -489,6 +491,8 @@ class OrcaExecutor:
         result = await (run_to_end(call) if tool.interrupt is InterruptBehavior.FINISH else call)
         output.flush()
         del run.output[use.id]  # kept only while the call runs (an interruption reads it)
+        if verdict.updated_input is not None:
+            result = _edited_note(result, tool_input)
         return await hooks.post_tool(use, tool_input, result)
 
     def _commit_results(
@@ -579,6 +583,14 @@ def _groups(runtime: AgentRuntime, uses: Sequence[ToolUseBlock]) -> list[list[To
             groups.append([use])
         previous_read_only = read_only
     return groups
+
+
+def _edited_note(result: ToolResult, tool_input: Mapping[str, Any]) -> ToolResult:
+    """Tell the model the call ran as the person edited it."""
+    shown = json.dumps(dict(tool_input), ensure_ascii=False, default=str)
+    note = TextBlock(text=f"(The user edited this call before allowing it; it ran with "
+                          f"this input: {shown})")
+    return replace(result, content=(note, *result.content))
 
 
 def _result_block(use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:

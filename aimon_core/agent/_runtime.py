@@ -36,13 +36,15 @@ class GateVerdict:
 
     `read_only`: the gate proved that this call changes nothing (a command every part of
     which is known read-only, as the permission layer's own read-only check decides). Such a
-    call's start is recorded without an fsync, as a read-only tool's is.
+    call's start is recorded without an fsync, as a read-only tool's is. `updated_input`:
+    the call runs with this input instead (the person edited it before allowing it).
     """
 
     allowed: bool
     message: str = ""
     decided_by: str = ""
     read_only: bool = False
+    updated_input: Mapping[str, Any] | None = None
 
 
 class ToolGate(Protocol):

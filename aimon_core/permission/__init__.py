@@ -16,6 +16,7 @@ from aimon_core.permission._approvals import (
     approval_rule,
 )
 from aimon_core.permission._bash import parse_command
+from aimon_core.permission._broader import broader_rule
 from aimon_core.permission._gate import decide, decide_name, decide_server, print_mode_gate
 from aimon_core.permission._guard import PathGuard, protected_reason, read_filter
 from aimon_core.permission._matcher import (
@@ -90,6 +91,7 @@ __all__ = [
     "Verdict",
     "agent_approvals_path",
     "approval_rule",
+    "broader_rule",
     "check_bypass_allowed",
     "decide",
     "decide_name",

@@ -365,15 +365,31 @@ def interactive_gate(policy: PermissionPolicy) -> ToolGate:
             answer = await turn.ask(request)
             if answer is None:
                 return refused.unasked(decision, request.suggested_rule)
+            if answer.updated_input is not None:  # remember nothing for an edited call
+                answer = dataclasses.replace(answer, scope=ApprovalScope.ONCE)
             remembered = await _remember(policy, request, answer, turn)
             turn.emit(ApprovalResolved(request_id=request.id, answer=answer,
                                        remembered=remembered))
+        if answer.allowed and answer.updated_input is not None:
+            return _edited(policy, tool, answer.updated_input, ctx, turn)
         if answer.allowed:
             return GateVerdict(allowed=True, decided_by=f"user ({answer.scope.value})")
         return GateVerdict(allowed=False, message=denied_message(answer.reason),
                            decided_by="user")
 
     return gate
+
+
+def _edited(policy: PermissionPolicy, tool: Tool, edited: Mapping[str, Any], ctx: ToolContext,
+            turn: Turn | None) -> GateVerdict:
+    """Return the verdict on a call the person edited and allowed: it runs as edited,
+    unless the rules deny the edited form (the person's approval lifts asks, not denies)."""
+    decision = policy.decide(tool, edited, cwd=ctx.cwd, turn=turn)
+    if decision.verdict is Verdict.DENY:
+        return GateVerdict(allowed=False, decided_by=decision.reason,
+                           message=f"The user edited this call, and the edited form is denied: "
+                                   f"{decision.reason}.")
+    return GateVerdict(allowed=True, decided_by="user (edited)", updated_input=dict(edited))
 
 
 class _Refusals:
