@@ -15,15 +15,18 @@ imports the model layer (those are imported inside the functions that need them)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.document import Document
 
 from aimon_cli._choose import (
+    BACK,
     ESCAPE_SECONDS,
     GUARD_SECONDS,
     INTERRUPT,
@@ -36,13 +39,14 @@ from aimon_cli._choose import (
     ask_line,
     choose,
     question_lines,
+    work_shown,
     wrap_hint,
 )
 
 if TYPE_CHECKING:
     from aimon_core.config import TrustRequest
     from aimon_core.live import LiveSession
-    from aimon_core.permission import ApprovalAnswer, ApprovalRequest
+    from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
     from aimon_core.tools import ProposedChange
 
 # Re-exported: the REPL and tests import the selector from here too.
@@ -51,6 +55,8 @@ __all__ = ["ESCAPE_SECONDS", "GUARD_SECONDS", "INTERRUPT", "LATER", "QUESTION_ST
            "TrustQuestion", "approval_choices", "ask_line", "choose", "question_lines",
            "wrap_hint"]
 T = TypeVar("T")
+# Work `attend` waits for shows its spinner only once it has taken this long.
+_SPINNER_AFTER = 0.25
 
 
 # ── the questions waiting for the person ────────────────────────────────────────────────
@@ -78,7 +84,26 @@ class TrustQuestion:
     future: asyncio.Future[bool]
 
 
-Question = ApprovalQuestion | TrustQuestion
+@dataclass(eq=False, slots=True, kw_only=True)
+class PlanQuestion:
+    """A plan the model presented in plan mode: start on it (and in which mode), or not."""
+
+    future: asyncio.Future[str | None]
+
+
+Question = ApprovalQuestion | TrustQuestion | PlanQuestion
+
+PLAN_CHOICES = (
+    Choice(keys=("1", "a", "A"), value="acceptEdits", label="1 a",
+           hint="Yes, start now, and accept edits in the project without asking"),
+    Choice(keys=("2", "y", "Y"), value="default", label="2 y",
+           hint="Yes, start now, and ask before each edit"),
+    Choice(keys=("3", "n", "N"), value="", label="3 n",
+           hint="No, keep planning (say what to change)"),
+    Choice(keys=("escape", "c-c"), value="", immediate=True),
+)
+# What the model is told when the person approves its plan.
+PLAN_APPROVED = "The plan is approved: go ahead and carry it out."
 
 
 def _ignore(*args: object) -> None:
@@ -97,6 +122,7 @@ class Questions:
     project_root: Path
     _approvals: dict[str, ApprovalQuestion] = field(default_factory=dict)
     _trust: TrustQuestion | None = None
+    _plan: PlanQuestion | None = None
     _on_question: Callable[[], None] = _ignore
     _live: LiveSession | None = None
     _detach: Callable[[], None] = _ignore
@@ -185,12 +211,28 @@ class Questions:
             future.cancel()
             self._on_question()
 
+    async def ask_plan(self) -> str | None:
+        """Ask whether to start on the plan the model presented; return the mode to start
+        in ("acceptEdits", "default"), or None to keep planning."""
+        future: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._plan = PlanQuestion(future=future)
+        self._on_question()
+        try:
+            return await future
+        finally:
+            self._plan = None
+            future.cancel()
+            self._on_question()
+
     def waiting(self) -> Question | None:
-        """Return the question the UI should ask now (not put off), trust first."""
+        """Return the question the UI should ask now (not put off): trust, approvals, plan."""
         if self._trust is not None and not self._trust.future.done():
             return self._trust
-        return next((q for q in self._approvals.values()
-                     if not q.deferred and not q.future.done()), None)
+        approval = next((q for q in self._approvals.values()
+                         if not q.deferred and not q.future.done()), None)
+        if approval is None and self._plan is not None and not self._plan.future.done():
+            return self._plan
+        return approval
 
     def pending(self) -> tuple[ApprovalRequest, ...]:
         """Return every approval waiting for an answer, oldest first."""
@@ -242,7 +284,36 @@ class Asker:
         self._draft: Document | None = None
         self._gave_way = False
         self._changed = asyncio.Event()
+        self._claimed = 0  # a command asks something itself: no spinner meanwhile
         questions.listen(self._question_changed)
+
+    @contextlib.asynccontextmanager
+    async def claim(self) -> AsyncIterator[None]:
+        """Hold the terminal for a question a command asks itself (a picker): the spinner of
+        the work `attend` shows gives way until it is answered."""
+        self._claimed += 1
+        self._changed.set()
+        try:
+            yield
+        finally:
+            self._claimed -= 1
+            self._changed.set()
+
+    def put_back(self, prompts: list[str]) -> None:
+        """Put prompts an interruption dropped back into the input box, before the text
+        typed there."""
+        app = self._prompt.app
+        typed = self._prompt.default_buffer.text if app.is_running else ""
+        text = "\n".join([*prompts, *([typed] if typed.strip() else [])])
+        if app.is_running:
+            self._prompt.default_buffer.text = text
+            self._prompt.default_buffer.cursor_position = len(text)
+        else:
+            self.set_draft(text)
+
+    def set_draft(self, text: str) -> None:
+        """Put `text` in the input box of the next prompt (a command's draft, a prompt back)."""
+        self._draft = Document(text, len(text))
 
     def take_draft(self) -> Document | str:
         """Return the text to show in the next prompt (the draft kept while asking)."""
@@ -275,32 +346,57 @@ class Asker:
         at = draft.cursor_position
         self._draft = Document(draft.text[:at] + text + draft.text[at:], at + len(text))
 
-    async def attend(self, work: Awaitable[T]) -> T:
-        """Await `work`, asking the questions that come meanwhile (it may wait for one)."""
+    async def attend(self, work: Awaitable[T], doing: str | None = None) -> T:
+        """Await `work`, asking the questions that come meanwhile (it may wait for one).
+
+        With `doing` ("compacting the conversation"), work that takes a moment shows a
+        spinner line saying so, and Esc or Ctrl-C cancels it (the CancelledError is raised).
+        """
         task = asyncio.ensure_future(work)
+        started = time.monotonic()
         while True:
             self._changed.clear()
             await self.ask_waiting()
             if task.done():
                 return task.result()
             changed = asyncio.ensure_future(self._changed.wait())
+            if doing is not None and not self._claimed:
+                await asyncio.wait({task, changed}, timeout=_SPINNER_AFTER)
+                if not (task.done() or changed.done() or self._claimed):
+                    await self._spin(task, changed, doing, started)
             await asyncio.wait({task, changed}, return_when=asyncio.FIRST_COMPLETED)
             changed.cancel()
+
+    async def _spin(self, task: asyncio.Future[Any], changed: asyncio.Future[Any], doing: str,
+                    started: float) -> None:
+        """Show what runs until it ends or something must be asked; cancel it on Esc."""
+        stop = asyncio.ensure_future(asyncio.wait({task, changed},
+                                                  return_when=asyncio.FIRST_COMPLETED))
+        try:
+            if await work_shown(lambda: f"{doing} · {time.monotonic() - started:.0f}s",
+                                done=stop):
+                task.cancel()
+        finally:
+            stop.cancel()
 
     async def ask_waiting(self) -> bool:
         """Ask every question that waits (new ones too); return whether any was asked."""
         asked = False
         while (question := self.questions.waiting()) is not None:
             asked = True
-            if isinstance(question, TrustQuestion):
-                await self._trust(question)
-            else:
-                await self._approval(question)
+            match question:
+                case TrustQuestion():
+                    await self._trust(question)
+                case PlanQuestion(future=future):
+                    value = await choose("Start on this plan?", PLAN_CHOICES, done=future,
+                                         on_typed=self._typed, keys="1-3 or a/y/n")
+                    if not future.done():
+                        future.set_result(value or None)
+                case _:
+                    await self._approval(question)
         return asked
 
     async def _approval(self, question: ApprovalQuestion) -> None:
-        from aimon_core.permission import ApprovalAnswer, ApprovalScope
-
         request, done = question.request, question.future
         if request.form is not None:  # the running call's server asks for input
             from aimon_cli._form import ask_form
@@ -313,30 +409,57 @@ class Asker:
         if done.done():
             return
         self._show(question)
-        choices = approval_choices(request)
-        value = await choose(f"Allow this {request.tool_name} call?", choices, done=done,
-                             on_typed=self._typed)
-        reason = ""
-        if value == "deny":
-            said = await ask_line("Why? The model is told (Enter to skip): ", done=done)
-            value, reason = (INTERRUPT, "") if said is None else ("deny", said)
-        if value is None or done.done():
+        answer: ApprovalAnswer | str | None = BACK
+        while answer == BACK:  # Esc in the reason or the edit goes back to the question
+            answer = await self._approval_answer(request, done)
+        if answer is None or done.done():
             return
-        if value in (INTERRUPT, LATER):
+        if answer in (INTERRUPT, LATER):
             question.deferred = True
-            if value == LATER or not self._interrupt():
+            if answer == LATER or not self._interrupt():
                 self._say("The approval waits: answer it with /approve or /deny "
                           "(/pending lists what waits).", "dim")
             return
-        scopes = {"turn": ApprovalScope.TURN, "session": ApprovalScope.SESSION,
-                  "agent": ApprovalScope.AGENT}
-        answer = (ApprovalAnswer(allowed=False, reason=reason) if value == "deny"
-                  else ApprovalAnswer(allowed=True, scope=scopes[value]))
+        assert not isinstance(answer, str)
         self.questions.answer(request.id, answer)
+
+    async def _approval_answer(self, request: ApprovalRequest, done: asyncio.Future[Any]
+                               ) -> ApprovalAnswer | str | None:
+        """Ask once; return the answer, `BACK`, `LATER`, `INTERRUPT` or None (gone)."""
+        from aimon_core.permission import ApprovalAnswer, ApprovalScope, broader_rule
+
+        command = request.tool_input.get("command") if request.tool_name == "Bash" else None
+        editable = isinstance(command, str)
+        broader = broader_rule(request.tool_name, request.tool_input) if editable else ""
+        choices = approval_choices(request, self.questions.project_root, broader=broader,
+                                   editable=editable)
+        count = sum(1 for c in choices if c.hint and not c.immediate and c.label[:1].isdigit())
+        letters = "/".join(c.label.split()[-1] for c in choices if c.hint and not c.immediate)
+        value = await choose(f"Allow this {request.tool_name} call?", choices, done=done,
+                             on_typed=self._typed, keys=f"1-{count} or {letters}")
+        match value:
+            case "deny":
+                said = await ask_line("Why? The model is told (Enter to skip, Esc to go "
+                                      "back): ", done=done, back=True)
+                return said if said in (None, BACK) else ApprovalAnswer(allowed=False,
+                                                                         reason=said or "")
+            case "edit":
+                edited = await ask_line("Run instead (Enter runs it, Esc goes back): ",
+                                        done=done, default=str(command), back=True)
+                if edited in (None, BACK) or not edited:
+                    return BACK if edited is not None else None
+                return ApprovalAnswer(allowed=True, updated_input={
+                    **request.tool_input, "command": edited})
+            case "turn" | "session" | "agent":
+                scope = {"turn": ApprovalScope.TURN, "session": ApprovalScope.SESSION,
+                         "agent": ApprovalScope.AGENT}[value]
+                rule = broader if broader and scope is not ApprovalScope.TURN else ""
+                return ApprovalAnswer(allowed=True, scope=scope, rule=rule)
+        return value
 
     async def _trust(self, question: TrustQuestion) -> None:
         request = question.request
-        self._say(f"This folder's settings ({request.folder}) want to:", "bold")
+        self._say(f"Settings in {request.folder} that wait for your trust:", "bold")
         for what in request.what:
             self._say(f"  • {what}", "")
         value = await choose("Trust this folder?", TRUST_CHOICES, done=question.future,
@@ -350,3 +473,28 @@ class Asker:
         else:
             self._say("Not trusted: those settings stay held back (/trust loads them; you are "
                       "asked again when aimon starts here).", "yellow")
+
+
+def plan_presented(event: object, policy: PermissionPolicy | None) -> bool:
+    """Tell whether `event` ends a turn that answered in plan mode (it presented a plan)."""
+    from aimon_core.agent import StopCause
+    from aimon_core.live import TurnFinished
+    from aimon_core.permission import PermissionMode
+
+    return (isinstance(event, TurnFinished) and event.result.stop is StopCause.ANSWERED
+            and bool(event.result.iterations) and policy is not None
+            and policy.mode is PermissionMode.PLAN)
+
+
+async def approve_plan(questions: Questions, policy: PermissionPolicy | None,
+                       say: Callable[[str, str], None]) -> bool:
+    """Ask whether to start on the plan; on yes switch to the mode chosen. True: start."""
+    from aimon_core.permission import PermissionMode
+
+    mode = await questions.ask_plan()
+    if mode is None or policy is None:
+        say("Still in plan mode: say what to change in the plan.", "dim")
+        return False
+    policy.set_mode(PermissionMode(mode))
+    say(f"Permission mode: {mode}. Starting on the plan.", "dim")
+    return True

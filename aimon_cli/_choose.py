@@ -1,8 +1,9 @@
 """The highlighted-choice selector the REPL asks its questions with, and a one-line prompt.
 
-Arrow keys and shortcut letters move a highlight; Enter confirms it. An answer is always a
-deliberate act: keys typed before the question was ready (`GUARD_SECONDS` without a key)
-never count, and text typed into a question is kept for the prompt, never sent or lost.
+A choice's shortcut (a digit as in Claude Code, or the letter its words suggest) answers at
+once; arrow keys move a highlight that Enter confirms. An answer is always a deliberate act:
+keys typed before the question was ready (`GUARD_SECONDS` without a key) never count, and
+text typed into a question is kept for the prompt, never sent or lost.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
@@ -21,6 +23,8 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import FormattedTextControl, Layout, Window
 from prompt_toolkit.styles import Style
+
+from aimon_cli._rules import describe_rule
 
 if TYPE_CHECKING:
     from aimon_core.permission import ApprovalRequest
@@ -51,8 +55,8 @@ def _ignore(*args: object) -> None:
 class Choice:
     """An answer: its shortcut keys, what it returns, and the line that explains it.
 
-    A shortcut letter only moves the highlight; Enter confirms. `immediate` keys (Esc, Ctrl-C:
-    put off, interrupt) answer at once, as they commit to nothing.
+    A shortcut key answers at once. `immediate` choices (Esc, Ctrl-C: put off, interrupt)
+    are not listed; their keys answer even while the guard holds (Ctrl-C) or after it.
     """
 
     keys: tuple[str, ...]
@@ -62,22 +66,33 @@ class Choice:
     immediate: bool = False
 
 
-def approval_choices(request: ApprovalRequest) -> tuple[Choice, ...]:
-    """Return the answers offered for `request`, with the rules each one remembers."""
+APPROVE_ONCE, APPROVE_SESSION, APPROVE_AGENT, DENY, EDIT = (
+    "turn", "session", "agent", "deny", "edit")
+
+
+def approval_choices(request: ApprovalRequest, root: Path | None = None, *,
+                     broader: str = "", editable: bool = False) -> tuple[Choice, ...]:
+    """Return the answers offered for `request`: a digit and a letter each, with the rule
+    each remembers in words (`broader`: a wider rule safe to offer for the session)."""
     rule, agent_rule = request.suggested_rule, request.agent_rule
-    once = (f"allow, and allow {rule} again this turn" if rule
-            else "allow this call (no rule can describe it to remember)")
-    choices = [Choice(keys=("o", "O"), value="turn", label="o", hint=once)]
-    if rule:
-        choices.append(Choice(keys=("y", "Y"), value="session", label="y",
-                              hint=f"always allow {rule} in this session"))
-    if agent_rule:
-        scope = getattr(request, "agent_scope", "") or "this agent"
-        choices.append(Choice(keys=("a", "A"), value="agent", label="a",
-                              hint=f"always allow {agent_rule} for {scope} "
-                                   "(new sessions too; not other projects)"))
+    again = f" (and {describe_rule(rule, root)} again this turn)" if rule else ""
+    listed = [(("o", "O"), APPROVE_ONCE, f"Yes{again}")]
+    if broader or rule:
+        listed.append((("y", "Y"), APPROVE_SESSION, "Yes, and don't ask again for "
+                       f"{describe_rule(broader or rule, root)} in this session"))
+    if broader or agent_rule:
+        scope = request.agent_scope or "this agent"
+        listed.append((("a", "A"), APPROVE_AGENT, f"Yes, and always for "
+                       f"{describe_rule(broader or agent_rule, root)}, for {scope} (new "
+                       "sessions too; not other projects)"))
+    listed.append((("n", "N"), DENY, "No, and tell the model why (optional)"))
+    choices = [Choice(keys=(str(number), *letters), value=value,
+                      label=f"{number} {letters[0]}", hint=hint)
+               for number, (letters, value, hint) in enumerate(listed, 1)]
+    if editable:
+        choices.append(Choice(keys=("e", "E"), value=EDIT, label="e",
+                              hint="Edit the command, then run it"))
     choices += [
-        Choice(keys=("n", "N"), value="deny", label="n", hint="deny, then say why (optional)"),
         Choice(keys=("escape",), value=LATER, label="Esc", immediate=True,
                hint="answer later with /approve or /deny · Ctrl-C interrupts the turn"),
         Choice(keys=("c-c",), value=INTERRUPT, immediate=True),
@@ -112,14 +127,13 @@ class Selection:
     """The state of a question on screen: the highlight, and text typed into it.
 
     Keys pressed before the guard ends are typing (kept for the prompt). After it, a
-    shortcut letter typed first only moves the highlight; any other text is kept for the
-    prompt too, and Enter answers nothing until an arrow key chose again.
+    shortcut typed first answers; any other text is kept for the prompt, and Enter answers
+    nothing until an arrow key chose again.
     """
 
     choices: tuple[Choice, ...]
     index: int = 0
     typed: str = ""  # text typed into the ready question (for the prompt's draft)
-    letter: str = ""  # a shortcut letter that moved the highlight (not yet text)
     typing: bool = False  # the last key added text: Enter must not answer now
 
     @property
@@ -134,24 +148,22 @@ class Selection:
     def move(self, step: int) -> None:
         """Move the highlight (an arrow key): a deliberate choice again."""
         self.index = (self.index + step) % len(self.listed)
-        self.letter, self.typing = "", False
+        self.typing = False
 
-    def key(self, data: str) -> None:
-        """Take a printable key: a first shortcut letter highlights, anything else is text."""
-        if not self.typed and not self.letter:
-            for index, choice in enumerate(self.listed):
+    def key(self, data: str) -> str | None:
+        """Take a printable key: a shortcut typed first answers (its value is returned);
+        anything else is text kept for the prompt."""
+        if not self.typed:
+            for choice in self.listed:
                 if data in choice.keys:
-                    self.index, self.letter, self.typing = index, data, False
-                    return
-        self.typed, self.letter, self.typing = self.typed + self.letter + data, "", True
+                    return choice.value
+        self.typed, self.typing = self.typed + data, True
+        return None
 
     def backspace(self) -> None:
         """Remove the last key typed."""
-        if self.letter:
-            self.letter = ""
-        else:
-            self.typed = self.typed[:-1]
-            self.typing = bool(self.typed)
+        self.typed = self.typed[:-1]
+        self.typing = bool(self.typed)
 
 
 class _Guard:
@@ -204,7 +216,7 @@ def question_lines(question: str, selection: Selection, *, armed: bool, width: i
     if selection.typed:
         shown = selection.typed if len(selection.typed) <= 40 else "…" + selection.typed[-39:]
         note = (f"“{shown}” is kept for your prompt" +
-                (" · Enter answers nothing while you type: choose with ↑/↓, then Enter"
+                (" · Enter answers nothing while you type: Backspace it, or choose with ↑/↓"
                  if selection.typing else ""))
         notes = wrap_hint("  ", note, width)[:3]
         out += [("", "\n"), ("class:hint", "\n".join(notes))]
@@ -297,7 +309,9 @@ def _choice_bindings(selection: Selection, holding: _Guard,
     @guarded
     def _other(event: KeyPressEvent) -> None:
         if len(event.data) == 1 and event.data.isprintable():
-            selection.key(event.data)
+            value = selection.key(event.data)
+            if value is not None:
+                event.app.exit(result=value)
 
     @bindings.add("up")
     @guarded
@@ -322,20 +336,32 @@ def _choice_bindings(selection: Selection, holding: _Guard,
             event.app.exit(result=selection.current().value)
 
     _bind_immediate(bindings, selection, guarded)
-    for choice in selection.listed:  # letters: highlight (through `<any>`), never answer
+    for choice in selection.listed:  # shortcuts answer (through `<any>`)
         for key in choice.keys:
             bindings.add(key)(_other)
     return bindings
 
 
-async def ask_line(message: str, *, done: asyncio.Future[Any], default: str = "") -> str | None:
+# What `ask_line` returns when the person pressed Esc to go back to the question.
+BACK = "\x00back"
+
+
+async def ask_line(message: str, *, done: asyncio.Future[Any], default: str = "",
+                   back: bool = False) -> str | None:
     """Read one line (Enter sends, may be empty); None if Ctrl-C or `done` completes first.
 
-    `default` is already typed in (Enter keeps it).
+    `default` is the text to edit; with `back`, Esc returns `BACK` (a change of mind).
     """
     if done.done():
         return None
-    session: PromptSession[str] = PromptSession(style=QUESTION_STYLE)
+    bindings = KeyBindings()
+    if back:
+        @bindings.add("escape")
+        def _back(event: KeyPressEvent) -> None:
+            event.app.exit(result=BACK)
+
+    session: PromptSession[str] = PromptSession(style=QUESTION_STYLE, key_bindings=bindings)
+    session.app.ttimeoutlen = ESCAPE_SECONDS
 
     def went_away(_: object) -> None:
         app = session.app
@@ -350,6 +376,48 @@ async def ask_line(message: str, *, done: asyncio.Future[Any], default: str = ""
         return None
     finally:
         done.remove_done_callback(went_away)
-    return None if done.done() else line.strip()
+    return None if done.done() else (line if line == BACK else line.strip())
 
 
+async def work_shown(describe: Callable[[], str], *, done: asyncio.Future[Any]) -> bool:
+    """Show a spinner line (`describe()`) until `done` completes; True if the person
+    cancelled with Esc or Ctrl-C first. The line is erased when it ends."""
+    if done.done():
+        return False
+    from prompt_toolkit.application import get_app
+
+    bindings = KeyBindings()
+
+    @bindings.add("escape")
+    @bindings.add("c-c")
+    def _cancel(event: KeyPressEvent) -> None:
+        event.app.exit(result=True)
+
+    def text() -> StyleAndTextTuples:
+        width = get_app().output.get_size().columns
+        line = f"{_frame()} {describe()} · Esc/Ctrl-C to cancel"
+        line = line if len(line) < width else line[: max(width - 2, 1)] + "…"
+        return [("class:mark", line[:1]), ("class:hint", line[1:])]
+
+    app: Application[bool] = Application(
+        layout=Layout(Window(FormattedTextControl(text), dont_extend_height=True)),
+        key_bindings=bindings, style=QUESTION_STYLE, erase_when_done=True,
+        refresh_interval=0.125)
+    app.ttimeoutlen = ESCAPE_SECONDS
+
+    def finished(_: object) -> None:
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(result=False)
+
+    done.add_done_callback(finished)
+    try:
+        return bool(await app.run_async(pre_run=lambda: finished(None) if done.done()
+                                        else None))
+    finally:
+        done.remove_done_callback(finished)
+
+
+def _frame() -> str:
+    from aimon_cli._prompt import SPINNER
+
+    return SPINNER[int(time.monotonic() * 10) % len(SPINNER)]

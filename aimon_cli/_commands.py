@@ -56,6 +56,17 @@ def notice(text: str) -> None:
     sys.stderr.write(f"aimon: {text}\n")
 
 
+# Print mode leaves out the start-up line naming the Claude Code settings read: a script
+# runs aimon -p again and again, and the REPL says it at each start.
+_CLAUDE_SETTINGS_READ = "read Claude Code settings: "
+
+
+def print_notice(text: str) -> None:
+    """Tell a print-mode run's user a notice on stderr, but for the settings-read line."""
+    if not text.startswith(_CLAUDE_SETTINGS_READ) or "skipped" in text:
+        notice(text)
+
+
 def _fail(message: str, code: int = 2) -> CommandExitError:
     return CommandExitError(code, message)
 
@@ -246,7 +257,7 @@ async def print_turn(app: Application, launch: Launch, job: PrintJob, out: TextI
 
     store = app.store
     session_id = _target_session(launch, store)
-    registry = app.runtimes(launch.project_root, launch.flags, on_notice=notice,
+    registry = app.runtimes(launch.project_root, launch.flags, on_notice=print_notice,
                             parts=schedule_parts())
     try:
         assembly, live = await _open_live(registry, store, session_id, err)
@@ -257,7 +268,7 @@ async def print_turn(app: Application, launch: Launch, job: PrintJob, out: TextI
             result = await run_print(job, live, out, err, policy=assembly.policy)
         except OutputClosedError:  # the reader of stdout went away: quietly, as `yes | head`
             return EXIT_OUTPUT_CLOSED
-    return exit_code(result)
+    return exit_code(result, live)
 
 
 def _print_mode(launch: Launch, prompt: str | None, output_format: str,
@@ -310,7 +321,7 @@ def _interactive(launch: Launch, prompt: str | None, early: EarlyPrompt | None) 
         session_id=session_id, initial_prompt=prompt,
         history_file=user_data_dir() / "prompt-history", shutdown=shared.shutdown,
         questions=questions, assembly=lambda: shared.assembly, watch=shared.watch,
-        early=early, trust=shared.trust,
+        early=early, trust=shared.trust, notices=shared.take_notices,
     )
     try:
         return asyncio.run(run_repl(options))

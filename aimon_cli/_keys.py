@@ -1,16 +1,20 @@
 """The REPL's keys: Enter sends (a trailing \\ or Esc Enter makes a newline), Ctrl-C and
 Esc interrupt a running turn (Ctrl-C twice at an empty prompt leaves), ctrl+o shows the last
-folded tool result, Esc Esc at an empty prompt rewinds.
+folded tool result, Esc Esc at an empty prompt rewinds, Shift-Tab switches the permission
+mode, Ctrl-G edits the prompt in $EDITOR, Ctrl-V pastes an image from the clipboard.
 
 What the keys act on is the REPL session (`KeyHost`); this module only binds them.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+if TYPE_CHECKING:
+    from aimon_core.permission import PermissionPolicy
 
 
 class KeyHost(Protocol):
@@ -36,6 +40,14 @@ class KeyHost(Protocol):
         """Show the last folded tool result whole."""
         ...
 
+    def cycle_mode(self) -> None:
+        """Switch to the next permission mode (default → acceptEdits → plan)."""
+        ...
+
+    def paste_image(self) -> None:
+        """Attach the clipboard's image to the prompt (or say why there is none)."""
+        ...
+
 
 def repl_key_bindings(host: KeyHost) -> KeyBindings:
     """Return the REPL prompt's key bindings, acting on `host`."""
@@ -48,6 +60,9 @@ def repl_key_bindings(host: KeyHost) -> KeyBindings:
             buffer.delete_before_cursor(1)
             buffer.insert_text("\n")
             return
+        if host.busy() and not buffer.text.lstrip().startswith("/"):
+            # Queued: it is shown where it runs, not above the answer it would split.
+            event.app.erase_when_done = True
         buffer.validate_and_handle()
 
     @bindings.add("escape", "enter")
@@ -66,6 +81,19 @@ def repl_key_bindings(host: KeyHost) -> KeyBindings:
     def _expand(event: KeyPressEvent) -> None:
         host.expand_last()
 
+    @bindings.add("s-tab")
+    def _mode(event: KeyPressEvent) -> None:
+        host.cycle_mode()
+        event.app.invalidate()
+
+    @bindings.add("c-g")
+    def _edit(event: KeyPressEvent) -> None:
+        event.current_buffer.open_in_editor()
+
+    @bindings.add("c-v")
+    def _image(event: KeyPressEvent) -> None:
+        host.paste_image()
+
     @bindings.add("escape", filter=Condition(host.busy))
     def _escape(event: KeyPressEvent) -> None:
         host.interrupt()
@@ -76,3 +104,12 @@ def repl_key_bindings(host: KeyHost) -> KeyBindings:
         event.current_buffer.validate_and_handle()
 
     return bindings
+
+
+def next_mode(policy: PermissionPolicy) -> None:
+    """Switch `policy` to the next mode of Shift-Tab's cycle: default → acceptEdits → plan."""
+    from aimon_core.permission import PermissionMode
+
+    order = (PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS, PermissionMode.PLAN)
+    current = policy.mode if policy.mode in order else PermissionMode.PLAN
+    policy.set_mode(order[(order.index(current) + 1) % len(order)])

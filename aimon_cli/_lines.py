@@ -8,12 +8,14 @@ when to print them.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from aimon_cli._rules import describe_rule
 from aimon_core.agent import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -95,6 +97,11 @@ def result_lines(name: str, result: ToolResult, project_root: Path | None = None
             return _folded(result.text)
 
 
+def result_tail(text: str, *, error: bool) -> list[Text]:
+    """Return a result's text folded as a finished call's is (an error: its tail)."""
+    return _tail_folded(text) if error else _folded(text)
+
+
 def _folded(text: str, style: str = "") -> list[Text]:
     lines = text.rstrip("\n").splitlines() or ["(no output)"]
     if len(lines) > RESULT_LINES:
@@ -139,7 +146,7 @@ def diff_lines(diff: str, path: str, *, created: bool = False,
             rows.append(Text(f"{new:>4}   {body}", style="dim"))
             old, new = old + 1, new + 1
     if created:
-        summary = f"Created {path} ({added} lines)"
+        summary = f"Created {path} ({added} line{'s' * (added != 1)})"
     else:
         summary = (f"Updated {path} with {added} addition{'s' * (added != 1)} and "
                    f"{removed} removal{'s' * (removed != 1)}")
@@ -161,12 +168,17 @@ def todo_lines(todos: Sequence[Any]) -> list[Text]:
 
 
 def approval_lines(request: ApprovalRequest, change: ProposedChange | None,
-                   project_root: Path | None = None) -> list[Text]:
-    """Return what an approval question shows: the call, why it asks, the command or diff."""
+                   project_root: Path | None = None, width: int = 80) -> list[Text]:
+    """Return what an approval question shows: the call, what it is for, why it asks (whole,
+    wrapped to `width`), the command or diff."""
     label = request.label or tool_label(request.tool_name, request.tool_input, project_root)
     rows = [Text.assemble(("? ", "bold yellow"), (label, "bold"),
-                          (" needs your approval", "bold yellow"),
-                          (f" · {request.reason}" if request.reason else "", "dim"))]
+                          (" needs your approval", "bold yellow"))]
+    rows += [Text(f"  {line}", style="italic") for line in _purpose(request, width)]
+    if request.reason:
+        rows += [Text(line, style="dim") for line in textwrap.wrap(
+            f"Why: {request.reason}", max(width - 3, 20), initial_indent="  ",
+            subsequent_indent="       ")]
     command = request.tool_input.get("command") if request.tool_name == "Bash" else None
     if isinstance(command, str) and (len(command) > LABEL_CHARS or "\n" in command.strip()):
         lines = command.strip().splitlines()
@@ -185,6 +197,25 @@ def approval_lines(request: ApprovalRequest, change: ProposedChange | None,
     return rows
 
 
+def _purpose(request: ApprovalRequest, width: int) -> list[str]:
+    """Return what the call says it is for: a command's description, a skill's arguments,
+    a subagent's task."""
+    tool_input = request.tool_input
+    match request.tool_name:
+        case "Bash":
+            said = tool_input.get("description")
+        case "Skill":
+            args = tool_input.get("args")
+            said = f"with: {args}" if isinstance(args, str) and args.strip() else None
+        case "Task":
+            said = tool_input.get("description")
+        case _:
+            said = None
+    if not isinstance(said, str) or not said.strip():
+        return []
+    return textwrap.wrap(" ".join(said.split()), max(width - 3, 20))[:3]
+
+
 def resolved_line(answer: ApprovalAnswer, remembered: str, request: ApprovalRequest | None,
                   project_root: Path | None = None) -> Text:
     """Return the line that records the user's answer to an approval question."""
@@ -193,9 +224,14 @@ def resolved_line(answer: ApprovalAnswer, remembered: str, request: ApprovalRequ
     if not answer.allowed:
         why = f" ({answer.reason})" if answer.reason else ""
         return Text(f"✗ denied: {label}{why}", style="red")
+    if answer.updated_input is not None:
+        edited = tool_label(request.tool_name if request else "", answer.updated_input,
+                            project_root)
+        return Text(f"✓ allowed as you edited it: {edited}", style="green")
     if answer.scope is not ApprovalScope.ONCE and not remembered:
         return Text(f"✓ allowed: {label} (this call only)", style="green")
-    return Text(f"✓ allowed {_ALLOWED[answer.scope]}: {remembered or label}", style="green")
+    shown = describe_rule(remembered, project_root) if remembered else label
+    return Text(f"✓ allowed {_ALLOWED[answer.scope]}: {shown}", style="green")
 
 
 def status_line(usage: Usage, cost_usd: float, session_id: str, *,
@@ -220,8 +256,21 @@ def stop_line(result: ExecutionResult) -> Text | None:
             return Text("⏹ Interrupted. Partial output is kept; say what to do next.",
                         style="yellow")
         case StopCause.MODEL_ERROR:
-            return Text(f"✗ Model error: {result.reason}", style="bold red")
+            return Text(f"✗ Model error: {result.reason}{_model_error_hint(result)}",
+                        style="bold red")
         case cause if cause in _LIMIT_HINTS:
             return Text(f"⚠ {reason}; {_LIMIT_HINTS[cause]}.", style="yellow")
         case _:
             return Text(f"⚠ {reason}.", style="yellow")
+
+
+def _model_error_hint(result: ExecutionResult) -> str:
+    """Return what to do about a model error that says it (a key the provider refused)."""
+    from aimon_core.llm import LLMAuthError
+
+    error = result.error
+    if not isinstance(error, LLMAuthError):
+        return ""
+    variable = f"{error.provider.upper()}_API_KEY" if error.provider else "the API key"
+    return (f"\n  The provider refused the API key: check {variable} (or, for another server, "
+            "--base-url and its key), then send the prompt again.")

@@ -382,10 +382,17 @@ def _write_result(job: PrintJob, result: ExecutionResult, live: LiveSession, out
             err.write(f"aimon: {result.reason}\n")
 
 
-def exit_code(result: ExecutionResult) -> int:
-    """Return the process exit status for a result."""
+def exit_code(result: ExecutionResult, live: LiveSession | None = None) -> int:
+    """Return the process exit status for a result (2: a slash command that does not
+    exist, a usage error as the README says)."""
     if result.stop.ok:
         return 0
     if result.stop is StopCause.INTERRUPTED:
         return 130
+    if result.stop is StopCause.COMMAND_FAILED and live is not None and live.commands is not None:
+        from aimon_core.command import parse_slash
+
+        name = result.reason.removeprefix("/")
+        if parse_slash(result.reason) is not None and live.commands.get(name) is None:
+            return 2
     return 1

@@ -17,8 +17,6 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
@@ -31,8 +29,6 @@ from prompt_toolkit.key_binding import (
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
-from aimon_core.command import CommandRegistry
-
 if TYPE_CHECKING:
     from aimon_cli._early import EarlyPrompt
 
@@ -41,29 +37,10 @@ log = logging.getLogger(__name__)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROMPT_STYLE = Style.from_dict({
     "prompt": "bold",
+    "mode": "#d7875f",
     "activity": "#888888",
     "spinner": "#d7875f",
 })
-
-
-class SlashCompleter(Completer):
-    """Completes `/name` from the command registry, with each command's description."""
-
-    def __init__(self, registry: CommandRegistry) -> None:
-        self.registry = registry
-
-    def get_completions(self, document: Document,
-                        complete_event: CompleteEvent) -> Iterable[Completion]:
-        """Yield the commands whose name starts with what was typed after the slash."""
-        text = document.text_before_cursor
-        if not text.startswith("/") or any(c.isspace() for c in text):
-            return
-        typed = text[1:].lower()
-        for name in self.registry.names():
-            command = self.registry.get(name)
-            if name.startswith(typed) and command is not None:
-                yield Completion("/" + name, start_position=-len(text),
-                                 display_meta=command.description)
 
 
 def prompt_history(path: Path) -> History:
@@ -90,8 +67,11 @@ class Pastes:
     get the whole text). A placeholder edited into something else is sent as typed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, attach: Callable[[str], str | None] | None = None) -> None:
         self._texts: dict[str, str] = {}
+        # Takes a paste that names an image or PDF file (a dropped file); returns what to
+        # insert for it (its placeholder), or None when it is not one.
+        self.attach = attach
 
     def fold(self, text: str) -> str:
         """Return what to insert for pasted `text`: itself, or a placeholder if it is long."""
@@ -128,7 +108,8 @@ class Pastes:
 
         @bindings.add(Keys.BracketedPaste)
         def _paste(event: KeyPressEvent) -> None:
-            event.current_buffer.insert_text(self.fold(event.data))
+            attached = self.attach(event.data) if self.attach is not None else None
+            event.current_buffer.insert_text(attached or self.fold(event.data))
 
         @bindings.add("backspace", filter=Condition(self._after_placeholder))
         def _delete(event: KeyPressEvent) -> None:

@@ -34,17 +34,19 @@ class ReplRuntimes:
 
     def __init__(self, project_root: Path, flags: RuntimeFlags, store: SessionStore,
                  questions: Questions) -> None:
-        from aimon_cli._commands import notice
         from aimon_core.runtime import Application
 
         self.store = store
         self.flags = flags
+        # What building a runtime had to say; the REPL prints it above its prompt (written to
+        # stderr, it landed on the prompt's line).
+        self.notices: list[str] = []
         # The REPL is one application: it closes the runtimes it made at exit (`shutdown`).
         self.app = Application(store)
         from aimon_cli._schedule_repl import schedule_parts
 
         self.registry: AgentRuntimeRegistry = self.app.runtimes(
-            project_root, flags, trust=questions.ask_trust, on_notice=notice,
+            project_root, flags, trust=questions.ask_trust, on_notice=self.notices.append,
             parts=schedule_parts())  # the model's schedule_task and its two companions
         # The runtime of the current session (the REPL's permission commands act on it).
         self.assembly: AgentAssembly | None = None
@@ -75,6 +77,11 @@ class ReplRuntimes:
         wanted = await asyncio.to_thread(agent_of_session, self.store, session_id)
         built = self.registry.find(wanted) if wanted is not None else self.assembly
         return built or await self.registry.get(wanted)
+
+    def take_notices(self) -> list[str]:
+        """Return the notices since the last call (and forget them)."""
+        notices, self.notices[:] = list(self.notices), []
+        return notices
 
     async def shutdown(self) -> None:
         """Close the application: every runtime's model client and MCP servers."""

@@ -31,7 +31,7 @@ IDLE_SECONDS = 0.5
 # The streamed text shown live never takes more than the screen less this many rows
 # (the spinner, the prompt and some scrollback stay visible).
 KEEP_ROWS = 8
-RUNNING_CALLS = 5  # the live area lists at most this many running tool calls
+LIVE_ROWS = 12  # the live area shows at most this many rows of calls and their output
 
 
 class PromptWriter(io.TextIOBase):
@@ -102,15 +102,25 @@ def live_lines(text: str, *, columns: int, rows: int) -> StyleAndTextTuples:
     return out
 
 
-def prompt_message(renderer: Renderer | None, put_off: int, app: Any) -> StyleAndTextTuples:
+# The permission mode shown before the prompt glyph (none in the default mode).
+MODE_MARKS = {"acceptEdits": "⏵⏵ accept edits", "plan": "⏸ plan mode",
+              "bypassPermissions": "⚠ bypass permissions"}
+
+
+def prompt_message(renderer: Renderer | None, put_off: int, app: Any,
+                   mode: str = "default") -> StyleAndTextTuples:
     """Return the prompt, with the live text and a spinner line above it while a turn runs.
 
     The spinner lives in the prompt rather than a bottom toolbar: a toolbar needs the
     terminal to report the cursor position, which not every terminal (or pty) does. Once
-    the prompt is done (sent), only the prompt glyph stays: nothing live is left in the scrollback.
+    the prompt is done (sent), only the prompt glyph stays: nothing live is left in the
+    scrollback. A permission mode other than the default shows before the glyph.
     """
+    mark = MODE_MARKS.get(mode)
     prompt: StyleAndTextTuples = [("class:prompt", "› ")]
     done = app is not None and app.is_done
+    if mark and not done:
+        prompt = [("class:mode", f"{mark} "), *prompt]
     if put_off and not done:
         prompt = [("class:spinner", f"⚠ {put_off} approval{'s' * (put_off > 1)} waiting: "
                    "/approve or /deny (/pending)\n"), *prompt]
@@ -118,7 +128,7 @@ def prompt_message(renderer: Renderer | None, put_off: int, app: Any) -> StyleAn
         return prompt
     size = app.output.get_size() if app is not None else None
     columns, rows = (size.columns, size.rows) if size else (80, 24)
-    calls = running_lines(renderer.running_calls(), columns=columns)
+    calls = running_lines(renderer.live_rows(), columns=columns)
     live = live_lines(renderer.live_text(), columns=columns, rows=rows - len(calls))
     frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
     spinner = fit(f"{frame} {renderer.activity.describe()} · Esc/Ctrl-C to interrupt", columns)
@@ -136,13 +146,14 @@ def fit(line: str, columns: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def running_lines(calls: list[str], *, columns: int) -> StyleAndTextTuples:
-    """Return the headers of the running tool calls as live lines (the last few)."""
-    shown = calls[-RUNNING_CALLS:]
+def running_lines(rows: list[tuple[str, str]], *, columns: int) -> StyleAndTextTuples:
+    """Return the live area's rows (running calls, their output, queued prompts), the last
+    few, each cut to one row."""
+    shown = rows[-LIVE_ROWS:]
     out: StyleAndTextTuples = []
-    if len(calls) > len(shown):
-        out.append(("class:activity", f"… {len(calls) - len(shown)} more running\n"))
-    out += [("bold", fit(call, columns) + "\n") for call in shown]
+    if len(rows) > len(shown):
+        out.append(("class:activity", f"… {len(rows) - len(shown)} more rows\n"))
+    out += [(style, fit(text, columns) + "\n") for style, text in shown]
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from rich.markdown import Heading, Markdown, MarkdownElement
 from rich.segment import Segment, Segments
 from rich.text import Text
 
+from aimon_cli._calls import KEPT_LINES, RunningCalls
 from aimon_cli._lines import (
     RESULT_LINES,
     approval_lines,
@@ -25,8 +27,10 @@ from aimon_cli._lines import (
     todo_lines,
     tool_label,
 )
+from aimon_cli._replay import REPLAY_PROMPTS, replay_lines
 from aimon_cli._workflow_view import WorkflowView
 from aimon_core.agent import (
+    ApprovalRefused,
     ApprovalRequest,
     ApprovalRequested,
     ApprovalResolved,
@@ -40,22 +44,26 @@ from aimon_core.agent import (
     ModelRetrying,
     ModelStreamRestarted,
     Notice,
+    SubagentFinished,
+    SubagentStarted,
+    SubagentStep,
+    ToolCallAnnounced,
     ToolCallFinished,
+    ToolCallOutput,
     ToolCallStarted,
     WorkflowRunChanged,
     WorkflowTaskChanged,
 )
+from aimon_core.command import format_tokens, plural
 from aimon_core.live import LiveSessionEvent, TurnFinished, TurnQueued, TurnStarted
 from aimon_core.llm import Message
 
 # The line builders are part of this module's face: front ends and tests take them from here.
-__all__ = ["Activity", "Renderer", "approval_lines", "diff_lines", "replayed", "resolved_line",
+__all__ = ["Activity", "Renderer", "approval_lines", "diff_lines", "resolved_line",
            "result_lines", "split_complete", "status_line", "stop_line", "todo_lines",
            "tool_label"]
 
 THINKING_CHARS = 160
-REPLAY_MESSAGES = 6
-REPLAY_LINES = 12
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 
@@ -114,18 +122,17 @@ def split_complete(buffer: str) -> tuple[str, str]:
 
 @dataclass(slots=True)
 class Activity:
-    """What the session is doing, for the spinner: the iteration and the running tool."""
+    """What the session is doing, for the spinner: the iteration and what runs now."""
 
     busy: bool = False
     iteration: int = 0
-    tool: str | None = None
+    doing: str | None = None  # "running Bash", "waiting for your approval", "compacting …"
     since: float = 0.0
     queued: int = 0
 
     def describe(self) -> str:
         """Return e.g. `working · iteration 3 · 12s` or `running Bash · iteration 1 · 2s`."""
-        what = f"running {self.tool}" if self.tool else "working"
-        parts = [what]
+        parts = [self.doing or "working"]
         if self.iteration:
             parts.append(f"iteration {self.iteration}")
         parts.append(f"{time.monotonic() - self.since:.0f}s")
@@ -146,50 +153,78 @@ class Renderer:
         self._text = ""
         self._thinking = ""
         self._blocks = 0  # Markdown blocks printed in this answer (to space the next one)
-        # Tool calls started and not finished: id → (tool, label). Their header is printed
-        # with their result, once; until then the live area above the prompt shows them.
-        self._pending: dict[str, tuple[str, str]] = {}
-        self._queued: set[str] = set()
+        # Tool calls not ended: the live area above the prompt shows them, and their header
+        # is printed with their result, once (see `_calls`).
+        self.calls = RunningCalls()
+        self._queued: dict[str, str] = {}  # turn id → prompt, waiting to run
         self._approvals: dict[str, ApprovalRequest] = {}  # questions asked and not answered
+        self._user_denied: set[str] = set()  # calls the person denied (their ✗ line is out)
+        self._refused: dict[str, str] = {}  # calls a rule refused → why
+        self._held: list[Text] = []  # notices that came while calls ran: printed after them
+        self._forks: dict[str, tuple[str, bool]] = {}  # running subagents: id → (agent, call)
         # Called when the live text changes (the REPL redraws it above the prompt at once).
         self.on_change: Callable[[], None] | None = None
         self.last_folded: tuple[str, str] | None = None  # (call, whole text): ctrl+o shows it
         self.finished_turn: str | None = None  # the last turn whose end was shown
         self.workflows = WorkflowView()  # the session's workflow runs (_workflow_view.py)
+        self._command_doing: str | None = None  # what a running slash command does
 
     def note(self, text: str, style: str = "dim") -> None:
         """Print a line after the text streamed so far (which is printed first)."""
         self._line(text, style)
 
-    def forget_queued(self) -> None:
-        """Forget the queued prompts (they were dropped)."""
+    def take_queued(self) -> list[str]:
+        """Forget the queued prompts (an interruption dropped them); return them, oldest first."""
+        prompts = list(self._queued.values())
         self._queued.clear()
         self.activity.queued = 0
+        self._changed()
+        return prompts
 
     def expand_last(self) -> None:
-        """Print the whole text of the last tool result shown folded (ctrl+o)."""
+        """Print the whole text of the last tool result shown shortened (ctrl+o)."""
         if self.last_folded is None:
-            self._line("No folded tool result to expand.", "dim")
+            self._line("No shortened tool result to expand.", "dim")
             return
         label, text = self.last_folded
         self._line_text(Text.assemble(("● ", "bold"), (label, "bold"), (" (whole result)", "dim")))
-        for line in text.rstrip("\n").splitlines():
-            self.console.print(Text(f"    {line}"), no_wrap=True, overflow="ellipsis", crop=True)
+        for line in text.rstrip("\n").splitlines():  # whole: long lines fold, never cut
+            self.console.print(Text(f"    {line}"), overflow="fold")
 
     def live_text(self) -> str:
         """Return the streamed text not printed yet: the Markdown block still being written."""
         return self._text if self._text.strip() else ""
 
     def running_calls(self) -> list[str]:
-        """Return the headers of the tool calls still running, to show in the live area."""
-        asked = {request.tool_use_id for request in self._approvals.values()}
-        return [*(f"● {label}" + (" · waits for approval" if tool_use_id in asked else "")
-                  for tool_use_id, (_, label) in self._pending.items()),
+        """Return the headers of the tool calls still running, as the live area shows them."""
+        return [*(text for style, text in self.calls.rows() if style == "bold"),
                 *self.workflows.tree_lines()]
 
+    def live_rows(self) -> list[tuple[str, str]]:
+        """Return the live area's rows below the streamed text: calls, workflows, then
+        queued prompts."""
+        queued = [("class:activity", f"⧗ queued: {_first_line(prompt)}")
+                  for prompt in self._queued.values()]
+        workflows = [("bold", line) for line in self.workflows.tree_lines()]
+        return [*self.calls.rows(), *workflows, *queued]
+
     def _changed(self) -> None:
+        self.activity.doing = self._command_doing or self.calls.doing()
         if self.on_change is not None:
             self.on_change()
+
+    def command_started(self, doing: str) -> None:
+        """Show the spinner for a command that runs (`compacting the conversation`)."""
+        self._command_doing = doing
+        self.activity.busy, self.activity.since = True, time.monotonic()
+        self.activity.iteration = 0
+        self._changed()
+
+    def command_finished(self) -> None:
+        """End the spinner of a command."""
+        self._command_doing = None
+        self.activity.busy = False
+        self._changed()
 
     def __call__(self, event: LiveSessionEvent) -> None:
         """Render one event."""
@@ -205,8 +240,8 @@ class Renderer:
             case AssistantMessageCompleted():
                 self._flush()
             case IterationStarted(iteration=iteration):
-                self.activity.iteration, self.activity.tool = iteration, None
-            case ToolCallStarted() | ToolCallFinished():
+                self.activity.iteration = iteration
+            case ToolCallAnnounced() | ToolCallStarted() | ToolCallOutput() | ToolCallFinished():
                 self._tool_event(event)
             case ModelRetrying(attempt=attempt, delay=delay, reason=reason):
                 self._line(f"↻ {reason}; retrying in {delay:.1f} s (attempt {attempt})",
@@ -217,36 +252,39 @@ class Renderer:
                 self._line(f"↻ The answer stream broke ({reason}); the model starts its answer "
                            "again.", "dim yellow")
             case Notice(text=text, level=level):
-                self._line(text, {"warning": "yellow", "error": "red"}.get(level, "dim"))
+                self._notice(Text(text, style={"warning": "yellow", "error": "red"}.get(
+                    level, "dim")))
             case Compacted(trigger="auto", text=text, summarised=summarised, advice=advice):
                 # `/compact` shows its own outcome; only the automatic one is an event here.
                 self._line(f"⟲ {text}", "dim cyan" if summarised else "yellow")
                 if advice:
                     self._line(advice, "yellow")
-            case ApprovalRequested() | ApprovalResolved() | ApprovalWithdrawn():
+            case ApprovalRequested() | ApprovalResolved() | ApprovalWithdrawn() | \
+                    ApprovalRefused():
                 self.approval_event(event)
             case WorkflowTaskChanged() | WorkflowRunChanged():
                 for text, style in self.workflows.update(event):
                     self._line(text, style)
                 self._changed()
+            case SubagentStarted() | SubagentStep() | SubagentFinished():
+                self._subagent_event(event)
             case _:
                 self._session_event(event)
 
     def _session_event(self, event: LiveSessionEvent) -> None:
         match event:
             case TurnQueued(turn_id=turn_id, prompt=prompt):
-                self._queued.add(turn_id)
-                self.activity.queued += 1
-                self._line(f"⧗ queued: {_first_line(prompt)} (runs after the current turn)",
-                           "dim")
+                self._queued[turn_id] = prompt
+                self.activity.queued = len(self._queued)
+                self._changed()  # the live area lists it; the answer streaming stays whole
             case TurnStarted(turn_id=turn_id, prompt=prompt):
-                if turn_id in self._queued:
-                    self._queued.discard(turn_id)
-                    self.activity.queued = max(0, self.activity.queued - 1)
-                    self._line(f"› {_first_line(prompt)}", "bold")
+                if self._queued.pop(turn_id, None) is not None:
+                    self.activity.queued = len(self._queued)
+                    self._line(f"› {prompt}", "bold")  # where it runs, not where it was typed
                 self.activity.busy, self.activity.since = True, time.monotonic()
-                self.activity.iteration, self.activity.tool = 0, None
+                self.activity.iteration = 0
                 self._blocks = 0
+                self._changed()
             case ExecutionFinished():
                 self._flush()
                 self._close_pending()
@@ -256,9 +294,12 @@ class Renderer:
                 self._close_pending()
                 if (line := stop_line(result)) is not None:
                     self.console.print(line)
-                self.console.print(status_line(result.usage, result.cost_usd, self.session_id,
-                                               estimated=result.usage_estimated))
-                self.activity.busy, self.activity.tool = False, None
+                if result.iterations or result.usage.total_tokens:  # not a !command
+                    self.console.print(status_line(result.usage, result.cost_usd,
+                                                   self.session_id,
+                                                   estimated=result.usage_estimated))
+                self.activity.busy = False
+                self._changed()
             case _:
                 pass
 
@@ -267,11 +308,20 @@ class Renderer:
         match event:
             case ApprovalRequested(request=request):
                 self._approvals[request.id] = request
+                self.calls.wait(request.tool_use_id, True)
             case ApprovalResolved(request_id=request_id, answer=answer, remembered=remembered):
                 asked = self._approvals.pop(request_id, None)
+                if asked is not None:
+                    self.calls.wait(asked.tool_use_id, False)
+                    if not answer.allowed:
+                        self._user_denied.add(asked.tool_use_id)
                 self._line_text(resolved_line(answer, remembered, asked, self.project_root))
             case ApprovalWithdrawn(request_id=request_id):
-                self._approvals.pop(request_id, None)
+                asked = self._approvals.pop(request_id, None)
+                if asked is not None:
+                    self.calls.wait(asked.tool_use_id, False)
+            case ApprovalRefused(tool_use_id=tool_use_id, reason=reason, denied=True):
+                self._refused[tool_use_id] = reason
             case _:
                 return
         self._changed()  # the live area says which running call waits for an answer
@@ -281,46 +331,118 @@ class Renderer:
         self._flush()
         self._close_pending("Not finished")
         self.console.print(Text(f"✗ {message}", style="bold red"))
-        self.activity.busy, self.activity.tool = False, None
+        self.activity.busy = False
+        self._changed()
 
-    def _tool_event(self, event: ToolCallStarted | ToolCallFinished) -> None:
-        """Print a call's header with its result, once, when it finishes.
+    def _tool_event(self, event: ToolCallAnnounced | ToolCallStarted | ToolCallOutput |
+                    ToolCallFinished) -> None:
+        """Keep a running call in the live area; print its header with its result, once.
 
         Printing the header at the start put it on screen twice whenever something came
         between the start and the result (an approval question, a parallel call's result).
         """
-        self._flush()
-        label = event.label or tool_label(event.name, event.input, self.project_root)
-        if isinstance(event, ToolCallStarted):
-            self._pending[event.tool_use_id] = (event.name, label)
-            self.activity.tool = event.name
-            self._changed()
-            return
-        self._pending.pop(event.tool_use_id, None)
-        self.activity.tool = next(reversed(self._pending.values()))[0] if self._pending else None
-        self._header(label)
-        self._indented(result_lines(event.name, event.result, self.project_root))
-        if len(event.result.text.rstrip("\n").splitlines()) > RESULT_LINES:
-            self.last_folded = (label, event.result.text)
+        match event:
+            case ToolCallAnnounced(tool_use_id=tool_use_id, name=name):
+                self._flush()  # the text before a call is complete
+                self.calls.announce(tool_use_id, name)
+            case ToolCallStarted(tool_use_id=tool_use_id, name=name, input=tool_input):
+                self._flush()
+                self.calls.start(tool_use_id, name, event.label or tool_label(
+                    name, tool_input, self.project_root))
+            case ToolCallOutput(tool_use_id=tool_use_id, text=text):
+                call = self.calls.get(tool_use_id)
+                if call is not None:
+                    call.output(text)
+            case ToolCallFinished():
+                self._finished(event)
         self._changed()
 
-    def _header(self, label: str) -> None:
-        self.console.print(Text.assemble(("● ", "bold"), (label, "bold")), no_wrap=True,
+    def _finished(self, event: ToolCallFinished) -> None:
+        self._flush()
+        call = self.calls.end(event.tool_use_id)
+        label = event.label or tool_label(event.name, event.input, self.project_root)
+        if event.tool_use_id in self._user_denied:  # its "✗ denied: …" line says it all
+            self._user_denied.discard(event.tool_use_id)
+        elif (why := self._refused.pop(event.tool_use_id, None)) is not None:
+            self._header(label, denied=True)
+            self._wrapped(f"Denied: {why}", "red")
+        else:
+            if call is None or not call.shown:
+                self._header(label)
+            lines = result_lines(event.name, event.result, self.project_root)
+            cut = self._indented(lines)
+            if cut or len(event.result.text.rstrip("\n").splitlines()) > RESULT_LINES:
+                self.last_folded = (label, event.result.text)
+        self._release_held()
+
+    def _subagent_event(self, event: SubagentStarted | SubagentStep | SubagentFinished) -> None:
+        """Show a subagent's work under the call (or command) that started it."""
+        self._flush()
+        match event:
+            case SubagentStarted(execution_id=execution_id, agent=agent, goal=goal):
+                starter = next((c for c in self.calls.all() if c.name in ("Task", "Skill")
+                                and not c.shown), None)
+                if starter is not None:
+                    starter.shown = True
+                    self._header(starter.label)
+                else:
+                    self._header(f"{agent}({_one_line(goal, 60)})")
+                self._forks[execution_id] = (agent, starter is not None)
+            case SubagentStep(execution_id=execution_id, agent=agent, label=label):
+                who = f"{agent} · " if len(self._forks) > 1 else ""
+                self._indented([Text(f"{who}{label}", style="dim")], first=True)
+            case SubagentFinished(execution_id=execution_id, result=result):
+                self._forks.pop(execution_id, None)
+                tokens = result.usage.input_tokens + result.usage.output_tokens + \
+                    result.usage.cache_read_tokens + result.usage.cache_write_tokens
+                done = "Done" if result.stop.ok else f"Stopped: {result.reason}"
+                self._indented([Text(f"{done} ({plural(result.tool_calls, 'tool call')} · "
+                                     f"{format_tokens(tokens)} tokens · "
+                                     f"{result.duration_s:.0f}s)", style="dim")], first=True)
+        self._changed()
+
+    def _notice(self, text: Text) -> None:
+        """Print a notice, or hold it until the running calls end (it follows them)."""
+        if self.calls:
+            self._held.append(text)
+        else:
+            self._line_text(text)
+
+    def _release_held(self) -> None:
+        if not self.calls:
+            held, self._held = self._held, []
+            for text in held:
+                self.console.print(text)
+
+    def _header(self, label: str, *, denied: bool = False) -> None:
+        bullet = ("✗ ", "bold red") if denied else ("● ", "bold")
+        self.console.print(Text.assemble(bullet, (label, "bold")), no_wrap=True,
                            overflow="ellipsis", crop=True)
 
-    def _indented(self, lines: list[Text]) -> None:
+    def _indented(self, lines: list[Text], *, first: bool = True) -> bool:
+        """Print `lines` under a header, each on one row; return whether any was cut."""
+        room = self.console.width - 4
         for index, line in enumerate(lines):
-            prefix = "  ⎿ " if index == 0 else "    "
+            prefix = "  ⎿ " if index == 0 and first else "    "
             self.console.print(Text.assemble((prefix, "dim"), line), no_wrap=True,
                                overflow="ellipsis", crop=True)
+        return any(line.cell_len > room for line in lines)
+
+    def _wrapped(self, text: str, style: str) -> None:
+        """Print `text` under a header, wrapped between words (never cut)."""
+        rows = textwrap.wrap(text, max(self.console.width - 5, 20)) or [""]
+        for index, row in enumerate(rows):
+            self.console.print(Text.assemble(("  ⎿ " if index == 0 else "    ", "dim"),
+                                             (row, style)))
 
     def _close_pending(self, outcome: str = "Interrupted") -> None:
-        for _, label in self._pending.values():
-            self._header(label)
-            self._indented([Text(outcome, style="red")])
-        if self._pending:
-            self._pending.clear()
-            self._changed()
+        for call in self.calls.clear():
+            if not call.shown:
+                self._header(call.label)
+            self._indented([Text(outcome, style="red"),
+                            *(Text(line, style="dim") for line in call.tail(KEPT_LINES))])
+        self._release_held()
+        self._changed()
 
     def _flush(self) -> None:
         self._flush_thinking()
@@ -354,6 +476,13 @@ class Renderer:
             segments.append(Segment.line())
         self.console.print(Segments(segments), end="")
 
+    def markdown(self, text: str) -> None:
+        """Print `text` as Markdown, as answers are (a command's answer)."""
+        self._flush()
+        self._blocks = 0
+        self._markdown(text)
+        self._blocks = 0
+
     def _line(self, text: str, style: str) -> None:
         self._line_text(Text(text, style=style))
 
@@ -361,41 +490,14 @@ class Renderer:
         self._flush()
         self.console.print(text)
 
-    def replay(self, messages: Sequence[Message], *, limit: int = REPLAY_MESSAGES) -> None:
-        """Print the last user prompts and answers of a resumed session, shortened."""
-        shown = replayed(messages, limit)
-        self.console.print(Text(
-            f"── Resumed session {self.session_id} · {len(messages)} "
-            f"message{'s' * (len(messages) != 1)} ──", style="dim"))
-        for message in shown:
-            # A prompt is what was typed: the context blocks aimon added after it stay out.
-            shown_text = message.first_text if message.role == "user" else message.text
-            lines = shown_text.strip().splitlines()
-            cut = len(lines) > REPLAY_LINES
-            text = "\n".join(lines[:REPLAY_LINES]) + ("\n…" if cut else "")
-            if message.role == "user":
-                self.console.print(Text(f"› {text}", style="bold"))
+    def replay(self, messages: Sequence[Message], *, prompts: int = REPLAY_PROMPTS) -> None:
+        """Print the last prompts of a resumed session with what each did, shortened."""
+        for line in replay_lines(messages, self.session_id, self.project_root,
+                                 prompts=prompts):
+            if isinstance(line, str):
+                self.markdown(line)
             else:
-                self._blocks = 0
-                self._markdown(text)
-        self.console.print(Text("──", style="dim"))
-        self._blocks = 0
-
-
-def replayed(messages: Sequence[Message], limit: int) -> list[Message]:
-    """Return the messages a resume shows: the last `limit` with text, reaching back (to at
-    most twice that) so that an answer comes with its prompt. Only the end is looked at."""
-    spoken: list[Message] = []
-    for message in reversed(messages):
-        if len(spoken) == 2 * limit:
-            break
-        if message.text.strip():
-            spoken.append(message)
-    spoken.reverse()
-    start = max(len(spoken) - limit, 0)
-    while start > 0 and spoken[start].role != "user":  # an answer comes with its prompt
-        start -= 1
-    return spoken[start:]
+                self.console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
 
 def _blank(line: list[Segment]) -> bool:
@@ -414,7 +516,12 @@ def _rstrip(line: list[Segment]) -> list[Segment]:
     return out
 
 
+def _one_line(text: str, width: int) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
 def _first_line(text: str) -> str:
     first = text.strip().splitlines()[0] if text.strip() else ""
     extra = len(text.strip().splitlines()) - 1
-    return first + (f" (+{extra} lines)" if extra > 0 else "")
+    return first + (f" (+{extra} line{'s' * (extra != 1)})" if extra > 0 else "")

@@ -1,4 +1,5 @@
-"""The interactive REPL: a prompt-toolkit prompt over a LiveSession, with slash commands.
+"""The interactive REPL: a prompt-toolkit prompt over a LiveSession, with slash commands,
+`!command` and attachments.
 
 Startup is kept light: this module imports prompt-toolkit and the command registry only.
 The LiveSession (and with it the provider SDK) opens in a background task while the first
@@ -22,21 +23,32 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.completion import ThreadedCompleter
 from prompt_toolkit.formatted_text import FormattedText, StyleAndTextTuples
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from aimon_cli._approval import ESCAPE_SECONDS, ApprovalQuestion, Asker, Questions
+from aimon_cli._approval import (
+    ESCAPE_SECONDS,
+    PLAN_APPROVED,
+    ApprovalQuestion,
+    Asker,
+    Questions,
+    approve_plan,
+    plan_presented,
+)
+from aimon_cli._complete import PromptCompleter
 from aimon_cli._early import EarlyPrompt, banner_text
-from aimon_cli._keys import repl_key_bindings
+from aimon_cli._keys import next_mode, repl_key_bindings
+from aimon_cli._pasted import Attachments, refused_attachments
 from aimon_cli._prompt import (
     PROMPT_STYLE,
     Pastes,
     PastingHistory,
-    SlashCompleter,
     catch_sigint,
     prompt_history,
     taking_over,
 )
+from aimon_cli._replhost import ReplCommandHost
 from aimon_cli._terminal import PromptWriter, prompt_message, redraw, tick
 from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
@@ -44,12 +56,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from aimon_cli.render import Renderer
-    from aimon_core.config import LoadedSettings, TrustRequest
-    from aimon_core.live import LiveSession
-    from aimon_core.mcp import MCPServers
-    from aimon_core.permission import ApprovalAnswer, ApprovalRequest, PermissionPolicy
+    from aimon_core.config import TrustRequest
+    from aimon_core.live import LiveSession, LiveSessionEvent
+    from aimon_core.llm import ContentBlock
+    from aimon_core.permission import PermissionPolicy
     from aimon_core.runtime import AgentAssembly
-    from aimon_core.session import SessionStore, SessionSummary
+    from aimon_core.session import SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +92,9 @@ class ReplOptions:
     early: EarlyPrompt | None = None
     # Trusts a folder's settings that waited for /trust and applies them (say reports).
     trust: Callable[[TrustRequest, Callable[[str, str], None]], Awaitable[None]] | None = None
+    # What building the runtime had to say (settings read, files skipped), shown above the
+    # first prompt's answer rather than written to stderr over the prompt.
+    notices: Callable[[], list[str]] = list
 
 
 # How long the background start waits for the first prompt to be drawn.
@@ -97,7 +112,7 @@ async def run_repl(options: ReplOptions, *, console: Console | None = None) -> i
 class ReplSession:
     """One interactive run: the prompt, the current LiveSession and its renderer.
 
-    It is the CommandHost of the slash commands.
+    Slash commands run with `host` (a `ReplCommandHost`) as their CommandHost.
     """
 
     def __init__(self, options: ReplOptions, *, console: Console | None = None) -> None:
@@ -106,24 +121,30 @@ class ReplSession:
         self.options = options
         self._console = console
         self.commands = default_registry()
+        self.host = ReplCommandHost(self)
         self._live: LiveSession | None = None
         self._opening: asyncio.Task[LiveSession] | None = None
         self._renderer: Renderer | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        self._turns: set[asyncio.Task[Any]] = set()
-        self._exit_requested = False
+        self._turns: dict[asyncio.Task[Any], str] = {}  # running and queued turns → prompt
+        self._command: asyncio.Task[Any] | None = None  # a slash command running
+        self.exiting = False  # the REPL leaves after the current input
         self._exit_code = 0
         self._ctrl_c_armed = False
         self._open_error: BaseException | None = None
         self._closed = False
         self._watching: asyncio.Task[None] | None = None
-        self._pastes = Pastes()  # long pastes show as placeholders until the prompt is sent
+        self._planning: asyncio.Task[None] | None = None
+        self._attachments = Attachments()  # images and PDFs in the prompt being edited
+        self._pastes = Pastes(attach=self._attach_pasted)  # long pastes show as placeholders
+        self.completer = PromptCompleter(self.commands, options.project_root,
+                                         live=lambda: self._live)
         self._prompt: PromptSession[str] = PromptSession(
             message=self._message,
             multiline=True,
             prompt_continuation="  ",
             history=PastingHistory(prompt_history(options.history_file), self._pastes),
-            completer=SlashCompleter(self.commands),
+            completer=ThreadedCompleter(self.completer),
             complete_while_typing=True,
             reserve_space_for_menu=4,
             key_bindings=self._pastes.with_keys(repl_key_bindings(self)),
@@ -134,17 +155,27 @@ class ReplSession:
             input=taking_over(options.early) if options.early is not None else None,
         )
         self.questions = options.questions or Questions(options.project_root)
-        self.questions.on_held = self._trust_held
+        self.questions.on_held = self.host.held
         self._prompt.app.ttimeoutlen = ESCAPE_SECONDS  # Esc interrupts as fast as Ctrl-C
-        self._asker = Asker(self.questions, self._prompt, say=self._say,
-                            show=self._show_approval, interrupt=self.interrupt)
+        self.asker = Asker(self.questions, self._prompt, say=self.say,
+                           show=self._show_approval, interrupt=self.interrupt)
 
-    # ── CommandHost ──────────────────────────────────────────────────────────────────────
+    # ── what commands and keys act on ─────────────────────────────────────────────────────
 
     @property
     def live(self) -> LiveSession | None:
         """Return the current LiveSession, or None while it is still opening."""
         return self._live
+
+    def assembly(self) -> AgentAssembly | None:
+        """Return the current runtime's assembly, once built."""
+        return self.options.assembly() if self.options.assembly is not None else None
+
+    @property
+    def policy(self) -> PermissionPolicy | None:
+        """Return the runtime's permission policy, or None before it is built."""
+        assembly = self.assembly()
+        return assembly.policy if assembly is not None else None
 
     async def live_session(self) -> LiveSession:
         """Return the current LiveSession, waiting for it to open (raises if it failed)."""
@@ -156,95 +187,21 @@ class ReplSession:
             self._opening = self._start_opening(self.options.session_id)
         return await asyncio.shield(self._opening)
 
-    async def new_session(self) -> LiveSession:
-        """Open a new session in place of the current one (which stays stored)."""
-        return await self._switch(None)
-
-    async def resume(self, session_id: str) -> LiveSession:
-        """Open a stored session in place of the current one."""
-        return await self._switch(session_id)
-
-    async def list_sessions(self, limit: int) -> tuple[SessionSummary, ...]:
-        """Return the project's most recent sessions."""
-        root = str(self.options.project_root.resolve())
-        return await asyncio.to_thread(self.options.store.records.list_sessions, root, limit)
-
-    @property
-    def exit_requested(self) -> bool:
-        """Return whether the REPL leaves after the current input."""
-        return self._exit_requested
-
     def request_exit(self, code: int = 0) -> None:
         """Leave after the current input; the session is closed and stays resumable."""
-        self._exit_requested = True
+        self.exiting = True
         self._exit_code = code or self._exit_code
         self._exit_if_requested()
-
-    @property
-    def policy(self) -> PermissionPolicy | None:
-        """Return the runtime's permission policy, or None before it is built."""
-        assembly = self.options.assembly() if self.options.assembly is not None else None
-        return assembly.policy if assembly is not None else None
-
-    @property
-    def settings(self) -> LoadedSettings | None:
-        """Return the settings in effect, or None before the runtime is built."""
-        assembly = self.options.assembly() if self.options.assembly is not None else None
-        return assembly.settings if assembly is not None else None
-
-    def pending_approvals(self) -> tuple[ApprovalRequest, ...]:
-        """Return the tool calls waiting for approval, oldest first."""
-        return self.questions.pending()
-
-    def answer_approval(self, request_id: str, answer: ApprovalAnswer) -> bool:
-        """Answer a waiting approval; False if none with that id waits."""
-        return self.questions.answer(request_id, answer)
-
-    async def confirm(self, question: str, details: str) -> bool:
-        """Show `details` (a diff), then ask yes or no."""
-        return await self.choose(question, (("y", "yes"), ("n", "no")), details) == "y"
-
-    async def choose(self, question: str, options: tuple[tuple[str, str], ...],
-                     details: str) -> str | None:
-        """Show `details`, then the options (a key highlights one, Enter confirms); None
-        when cancelled (Esc, Ctrl-C)."""
-        from aimon_cli._approval import Choice, choose
-
-        if self.busy():  # files may change under a restore while a turn runs
-            self._error("A turn is running: let it finish or interrupt it (Esc), then retry.")
-            return None
-        if details:
-            self._say(details)
-        choices = (*(Choice(keys=(key,), value=key, label=key, hint=label)
-                     for key, label in options),
-                   Choice(keys=("escape", "c-c"), value="", immediate=True))
-        value = await choose(question, choices, done=asyncio.get_running_loop().create_future(),
-                             on_typed=lambda _: None, keys="/".join(key for key, _ in options))
-        return value or None
-
-    async def trust_folder(self) -> str:
-        """Trust the folder settings that wait for it (/trust) and apply them."""
-        request = self.questions.held()
-        if request is None:
-            return "No settings wait for your trust: this folder's settings are all in effect."
-        if self.options.trust is None:
-            return "Trust is not available here."
-        await self.options.trust(request, self._say)
-        self.questions.clear_held()
-        return f"Trusted {request.folder}: its settings are in effect now."
-
-    def _trust_held(self, request: TrustRequest) -> None:
-        what = "; ".join(request.what)
-        self._say(f"⚠ This folder's settings changed and want to: {what}. They are held back "
-                  "until you run /trust.", "yellow")
 
     def _exit_if_requested(self) -> None:
         """End the prompt now if an exit was requested (also run as the prompt's pre_run)."""
         app = self._prompt.app
-        if self._exit_requested and app.future is not None and not app.future.done():
+        if self.exiting and app.future is not None and not app.future.done():
+            if self._open_error is not None:  # the error is said below, not after a prompt
+                app.erase_when_done = True
             app.exit(result="")
         else:
-            self._asker.give_way()
+            self.asker.give_way()
 
     # ── the loop ─────────────────────────────────────────────────────────────────────────
 
@@ -266,8 +223,7 @@ class ReplSession:
                 self._banner()
             with patch_stdout(raw=True):
                 if self.options.initial_prompt:
-                    self._say(f"› {self.options.initial_prompt}", "bold")
-                    await self._asker.attend(self._handle(self.options.initial_prompt))
+                    await self.asker.attend(self._first(self.options.initial_prompt))
                 await self._read_loop()
         finally:
             restore()
@@ -277,28 +233,36 @@ class ReplSession:
             raise self._open_error
         return self._exit_code
 
+    async def _first(self, prompt: str) -> None:
+        """Run the command line's prompt once the session is open (its notices first)."""
+        with contextlib.suppress(Exception):  # a failed opening is reported by itself
+            await self.live_session()
+        if not self.exiting:
+            self.say(f"› {prompt}", "bold")
+            await self._handle(prompt)
+
     async def _read_loop(self) -> None:
-        while not self._exit_requested:
-            if await self._asker.ask_waiting():
+        while not self.exiting:
+            if await self.asker.ask_waiting():
                 continue
             try:
-                text = await self._prompt.prompt_async(default=self._asker.take_draft(),
+                text = await self._prompt.prompt_async(default=self.asker.take_draft(),
                                                        pre_run=self._exit_if_requested)
             except KeyboardInterrupt:  # SIGINT from outside, or Ctrl-C the bindings passed on
                 self.ctrl_c(had_text=False)
                 continue
             except EOFError:
                 break
-            if self._exit_requested:
+            if self.exiting:
                 break
-            if not self._asker.gave_way():
-                await self._asker.attend(self._handle(self._pastes.take(text)))
+            if not self.asker.gave_way():
+                await self.asker.attend(self._handle(self._pastes.take(text)))
 
     def _show_approval(self, question: ApprovalQuestion) -> None:
         from aimon_cli.render import approval_lines
 
         root = self._live.project_root if self._live is not None else self.options.project_root
-        for line in approval_lines(question.request, question.change, root):
+        for line in approval_lines(question.request, question.change, root, self.console.width):
             self.console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
     async def _handle(self, text: str) -> None:
@@ -306,43 +270,64 @@ class ReplSession:
             return
         self._ctrl_c_armed = False
         if parse_slash(text) is not None:
-            await self._command(text)
+            await self._run_command(text)
+        elif text.startswith("!") and text[1:].strip():
+            await self._submit(text[1:].strip(), shell=True)
         else:
-            await self._submit(text)
+            await self._submit(text, attachments=self._attachments.take(text))
 
-    async def _command(self, text: str) -> None:
+    async def _run_command(self, text: str) -> None:
         parsed = parse_slash(text)
         if parsed is not None and self.commands.get(parsed[0]) is None:
             await self._current_or_none()  # the session's runtime brings the skill commands
+        name = parsed[0] if parsed is not None else ""
+        doing = "compacting the conversation" if name == "compact" else f"running /{name}"
+        self._command = asyncio.ensure_future(self.commands.run(text, self.host))
         try:
-            outcome = await self.commands.run(text, self)
+            outcome = await self.asker.attend(self._command, doing=doing)
+        except asyncio.CancelledError:
+            if self._closed or asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                raise
+            self.say(f"Cancelled /{name}: nothing it had not finished was kept.", "dim")
+            return
         except Exception as exc:  # the session could not open, the store failed, ...
             log.debug("command %r failed", text, exc_info=True)
             self._error(str(exc) or type(exc).__name__)
             return
+        finally:
+            self._command = None
         self._show(outcome)
+        if outcome.draft is not None:
+            self.asker.set_draft(outcome.draft)
         if outcome.prompt:
             await self._submit(outcome.prompt)
 
-    async def _submit(self, prompt: str) -> None:
+    async def _submit(self, prompt: str, *, shell: bool = False,
+                      attachments: tuple[ContentBlock, ...] = ()) -> None:
         try:
             live = await self.live_session()
         except Exception:  # already reported when the opening failed
             return
         from aimon_core.live import LiveSessionClosedError
 
+        refused = refused_attachments(live.runtime.model, live.runtime.client.provider,
+                                      attachments)
+        if refused:
+            self._error(refused)
+            self.asker.set_draft(prompt)
+            return
         try:
-            _, task = live.offer_async(prompt)
+            _, task = live.offer_async(prompt, shell=shell, attachments=attachments)
         except LiveSessionClosedError as exc:
             self._error(str(exc))
             return
-        self._turns.add(task)
+        self._turns[task] = f"!{prompt}" if shell else prompt
         task.add_done_callback(self._turn_done)
 
     def _turn_done(self, task: asyncio.Task[Any]) -> None:
         from aimon_core.live import LiveSessionClosedError
 
-        self._turns.discard(task)
+        self._turns.pop(task, None)
         if task.cancelled():
             return
         exc = task.exception()
@@ -352,6 +337,17 @@ class ReplSession:
                 self._renderer.turn_failed(f"The turn failed: {exc}")
             else:
                 self._error(f"The turn failed: {exc}")
+
+    def _attach_pasted(self, text: str) -> str | None:
+        """Take a pasted path to an image or PDF (a dropped file); return its placeholder."""
+        return self._attachments.pasted(text, self.say)
+
+    def paste_image(self) -> None:
+        """Attach the clipboard's image to the prompt (Ctrl-V), or say why there is none."""
+        placeholder = self._attachments.clipboard(self.say)
+        app = get_app_or_none()
+        if placeholder and app is not None:
+            app.current_buffer.insert_text(placeholder)
 
     # ── opening, switching and closing sessions ─────────────────────────────────────────
 
@@ -364,6 +360,8 @@ class ReplSession:
             # From now on a folder's new settings never interrupt: they wait for /trust.
             self.questions.defer_trust = True
             await asyncio.to_thread(importlib.import_module, "aimon_cli.render")
+            for notice in self.options.notices():
+                self.say(notice, "yellow")
             self._attach(live, replay=session_id is not None)
             self._start_watching()
             self._start_mcp()
@@ -383,24 +381,20 @@ class ReplSession:
 
     def _start_mcp(self) -> None:
         # After the first paint: MCP servers connect in the background, tools join later.
-        assembly = self.options.assembly() if self.options.assembly is not None else None
+        assembly = self.assembly()
         if assembly is not None:
-            assembly.start_background(lambda text: self._say(text, "yellow"), (self.commands,))
-
-    @property
-    def mcp_servers(self) -> MCPServers | None:
-        """Return the current runtime's MCP servers (for /mcp), if any."""
-        assembly = self.options.assembly() if self.options.assembly is not None else None
-        return assembly.mcp if assembly is not None else None
+            assembly.start_background(lambda text: self.say(f"⚠ {text}", "yellow"),
+                                      (self.commands,))
 
     def _start_watching(self) -> None:
         watch = self.options.watch
         if watch is None or self._watching is not None or self._closed:
             return
-        self._watching = asyncio.get_running_loop().create_task(watch(self._say))
+        self._watching = asyncio.get_running_loop().create_task(watch(self.say))
         self._watching.add_done_callback(_log_failure)
 
-    async def _switch(self, session_id: str | None) -> LiveSession:
+    async def switch(self, session_id: str | None) -> LiveSession:
+        """Open another session (a new one for None) in place of the current one."""
         old = await self._current_or_none()
         live = await self.options.open_session(session_id)
         if old is not None:
@@ -420,18 +414,30 @@ class ReplSession:
         renderer = Renderer(self.console, session_id=live.id, project_root=live.project_root)
         renderer.on_change = functools.partial(redraw, self._prompt.app)
         if self._renderer is None:  # the first session: say which model answers
-            self._say(f"{live.runtime.model} · {live.runtime.client.provider}", "dim")
+            self.say(f"{live.runtime.model} · {live.runtime.client.provider}", "dim")
         self._renderer, self._live = renderer, live
         if live.commands is not None:  # the runtime's commands: system ones plus skills
-            self.commands = live.commands
-            if isinstance(self._prompt.completer, SlashCompleter):
-                self._prompt.completer.registry = live.commands
-        self._unsubscribe = live.subscribe(renderer)
+            self.commands = self.completer.registry = live.commands
+        stops = (live.subscribe(renderer), live.subscribe(self._watch_turns))
+        self._unsubscribe = lambda: _call_all(stops)
         self.questions.attach(live)
         if replay:
             renderer.replay(live.record.transcript.messages)
             for warning in live.record.load_warnings:
-                self._say(f"warning: {warning}", "yellow")
+                self.say(f"warning: {warning}", "yellow")
+
+    def _watch_turns(self, event: LiveSessionEvent) -> None:
+        """After an answer in plan mode, offer to approve the plan and start on it."""
+        if self._planning is None and len(self._turns) <= 1 and plan_presented(event,
+                                                                               self.policy):
+            self._planning = asyncio.get_running_loop().create_task(self._plan_step())
+
+    async def _plan_step(self) -> None:
+        try:
+            if await approve_plan(self.questions, self.policy, self.say):
+                await self._submit(PLAN_APPROVED)
+        finally:
+            self._planning = None
 
     async def _detach(self, live: LiveSession) -> None:
         self.questions.detach()
@@ -454,23 +460,25 @@ class ReplSession:
             await self._detach(live)
         if self._turns:
             await asyncio.gather(*self._turns, return_exceptions=True)
-        if self._watching is not None:
-            self._watching.cancel()
-            await asyncio.gather(self._watching, return_exceptions=True)
+        for task in (self._watching, self._planning):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         if self.options.shutdown is not None:
             try:
                 await self.options.shutdown()
             except Exception:
                 log.warning("shutting down failed", exc_info=True)
         if live is not None and live.is_stored:  # an empty session is not kept: no hint
-            self._say(f"Resume this session with: aimon --resume {live.id}")
+            self.say(f"Resume this session with: aimon --resume {live.id}")
 
-    # ── Ctrl-C, Esc and the toolbar (the key bindings are in `_keys`) ─────────────────────────
+    # ── Ctrl-C, Esc, Shift-Tab and the live area (the key bindings are in `_keys`) ─────────
 
     def busy(self) -> bool:
-        """Tell whether a turn runs."""
+        """Tell whether a turn (or a slash command) runs."""
         live = self._live
-        return live is not None and live.status().running_turn is not None
+        return (self._command is not None and not self._command.done()) or (
+            live is not None and live.status().running_turn is not None)
 
     def idle_and_empty(self) -> bool:
         """Tell whether no turn runs and the prompt is empty."""
@@ -478,8 +486,11 @@ class ReplSession:
         return not self.busy() and app is not None and not app.current_buffer.text
 
     def interrupt(self) -> bool:
-        """Interrupt the running turn (and drop the prompts queued behind it); False when
-        there is none to interrupt."""
+        """Interrupt the running turn or command; the prompts queued behind a turn go back
+        into the input box. False when there is nothing to interrupt."""
+        if self._command is not None and not self._command.done():
+            self._command.cancel()
+            return True
         live, renderer = self._live, self._renderer
         running = live.status().running_turn if live is not None else None
         if live is None or running is None or (
@@ -487,16 +498,22 @@ class ReplSession:
             return False  # the turn shown has ended (what runs now is its bookkeeping)
         if not live.interrupt(running):
             return False
-        queued = [t for t in self._turns if not t.done() and t.cancelling() == 0]
-        for task in queued:  # Ctrl-C clears the prompts queued behind the turn too
+        # Turns run in the order they were offered: the first not done is the running one.
+        queued = [t for t in self._turns if not t.done() and t.cancelling() == 0][1:]
+        dropped = [self._turns[t] for t in queued]
+        for task in queued:
             task.cancel()
-        dropped = f" ({len(queued)} queued prompt{'s' * (len(queued) != 1)} dropped)"
-        note = "Interrupting…" + (dropped if queued else "")
         if renderer is not None:
-            renderer.forget_queued()
+            renderer.take_queued()
+        note = "Interrupting…"
+        if dropped:
+            note += (f" ({len(dropped)} queued prompt{'s' * (len(dropped) != 1)} put back in "
+                     "the input box)")
+            self.asker.put_back(dropped)
+        if renderer is not None:
             renderer.note(note, "dim")  # after the partial text, not above it
         else:
-            self._say(note, "dim")
+            self.say(note, "dim")
         return True
 
     def ctrl_c(self, *, had_text: bool) -> None:
@@ -508,12 +525,19 @@ class ReplSession:
             self.request_exit()
             return
         self._ctrl_c_armed = True
-        self._say("Press Ctrl-C again to exit", "dim")
+        self.say("Press Ctrl-C again to exit", "dim")
 
     def expand_last(self) -> None:
-        """Show the last folded tool result whole (ctrl+o)."""
+        """Show the last shortened tool result whole (ctrl+o)."""
         if self._renderer is not None:
             self._renderer.expand_last()
+
+    def cycle_mode(self) -> None:
+        """Switch the permission mode: default → acceptEdits → plan → default (Shift-Tab)."""
+        if self.policy is None:
+            self.say("The permission mode can change once the session is open.", "dim")
+        else:
+            next_mode(self.policy)
 
     def _message(self) -> StyleAndTextTuples:
         """Return the prompt, with a spinner line above it while a turn runs.
@@ -521,7 +545,9 @@ class ReplSession:
         The spinner lives in the prompt rather than a bottom toolbar: a toolbar needs the
         terminal to report the cursor position, which not every terminal (or pty) does.
         """
-        return prompt_message(self._renderer, self.questions.put_off(), get_app_or_none())
+        policy = self.policy
+        mode = policy.mode.value if policy is not None else "default"
+        return prompt_message(self._renderer, self.questions.put_off(), get_app_or_none(), mode)
 
     # ── output ───────────────────────────────────────────────────────────────────────────
 
@@ -543,22 +569,27 @@ class ReplSession:
         ]))
 
     def _show(self, outcome: CommandOutcome) -> None:
-        if not outcome.text:
-            return
-        if outcome.is_error:
-            self._error(outcome.text)
-        elif outcome.markdown:
-            from rich.markdown import Markdown
+        if outcome.text and outcome.markdown and self._renderer is not None \
+                and not outcome.is_error:
+            self._renderer.markdown(outcome.text)
+        elif outcome.text:
+            self.say(outcome.text, "red" if outcome.is_error else "")
+        if outcome.usage is not None and self._live is not None:
+            from aimon_cli.render import status_line
 
-            self.console.print(Markdown(outcome.text))
-        else:
-            self._say(outcome.text)
+            self.console.print(status_line(outcome.usage, outcome.cost_usd, self._live.id))
 
     def _error(self, text: str) -> None:
-        self._say(text, "red")
+        self.say(text, "red")
 
-    def _say(self, text: str, style: str = "") -> None:
+    def say(self, text: str, style: str = "") -> None:
+        """Print a line above the prompt (`style`: a rich style such as "dim", "red")."""
         self.console.print(text, style=style or None, markup=False, highlight=False)
+
+
+def _call_all(calls: tuple[Callable[[], None], ...]) -> None:
+    for call in calls:
+        call()
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:

@@ -194,7 +194,7 @@ async def _pick(host: CommandHost, checkpoints: SessionCheckpoints,
     """Return the prompt number chosen, CANCELLED, or None (nobody to ask)."""
     shown = history[-_SHOWN:]
     rows = await rewind_rows(checkpoints, shown)
-    options = tuple((str(i), f"{c.turn}. {row}")
+    options = tuple((str(i), f"prompt {c.turn}: {row}")
                     for i, (c, row) in enumerate(zip(shown, rows, strict=True), 1))
     key = await host.choose("Rewind to which prompt?", options, "")
     if key is None or key == CANCELLED:

@@ -221,7 +221,7 @@ def sessions_text(summaries: tuple[SessionSummary, ...], current: str | None,
         mark = "*" if item.id == current else " "
         title = item.title or "(no prompt yet)"
         count = plural(item.message_count, "message")
-        rows.append(f"{mark} {item.id}  {at:>{width}}  {count:>12}  {title}")
+        rows.append(f"{mark} {item.id}  {at:>{width}}  {count:>13}  {title}")
     return "\n".join(rows)
 
 

@@ -212,9 +212,12 @@ def status_text(servers: MCPServers | None) -> str:
         return ("No MCP servers are configured. Add one with `aimon mcp add NAME -- COMMAND "
                 "ARGS...`, in .mcp.json, or under mcpServers in .aimon/settings.json.")
     lines = []
-    for status in servers.statuses():
-        line = (f"  {status.name}  {status.phase.value}  {status.transport}  "
-                f"{status.tools} tool{'s' if status.tools != 1 else ''}")
+    statuses = servers.statuses()
+    name_width = max(len(s.name) for s in statuses)
+    phase_width = max(len(s.phase.value) for s in statuses)
+    for status in statuses:
+        line = (f"  {status.name:<{name_width}}  {status.phase.value:<{phase_width}}  "
+                f"{status.transport:<5}  {status.tools} tool{'s' if status.tools != 1 else ''}")
         if status.prompts:
             line += f", {status.prompts} prompt{'s' if status.prompts != 1 else ''}"
         if status.resources:

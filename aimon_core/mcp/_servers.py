@@ -271,9 +271,9 @@ class MCPServers:
             failures = 1 if connected else failures + 1
             if (not connected and server.restarts == 0) or failures > self.options.max_restarts:
                 self._drop_tools(server)
-                if server.restarts:
-                    self.notify(f"MCP server {server.name} keeps failing; "
-                                f"/mcp reconnect {server.name} tries again")
+                what = "keeps failing" if server.restarts else f"failed ({server.error})"
+                self.notify(f"MCP server {server.name} {what}; /mcp shows why, "
+                            f"/mcp reconnect {server.name} tries again")
                 return  # never connected, or keeps dying: /mcp reconnect tries again
             delay = self.options.backoff[min(failures, len(self.options.backoff)) - 1]
             server.restarts += 1

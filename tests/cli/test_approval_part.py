@@ -23,6 +23,6 @@ def test_the_question_says_which_part_needs_approval(tmp_path: Path) -> None:
     console = Console(file=out, width=120, color_system=None)
     for line in approval_lines(request, None, tmp_path):
         console.print(line)
-    assert out.getvalue().splitlines()[0] == (
-        "? Bash(git status && rm -rf 'old build') needs your approval · "
-        "no rule allows `rm -rf 'old build'` (the rest is allowed)")
+    assert out.getvalue().splitlines()[:2] == [
+        "? Bash(git status && rm -rf 'old build') needs your approval",
+        "  Why: no rule allows `rm -rf 'old build'` (the rest is allowed)"]

@@ -27,6 +27,7 @@ from aimon_cli._approval import (
     choose,
     question_lines,
 )
+from aimon_cli._replhost import ReplCommandHost
 from aimon_cli.render import approval_lines, resolved_line
 from aimon_cli.repl import ReplOptions, ReplSession
 from aimon_core.agent import Environment, parse_agent
@@ -109,30 +110,44 @@ def test_the_question_shows_the_call_the_diff_capped_and_the_answer(tmp_path: Pa
     for line in approval_lines(ask, change, tmp_path):
         console.print(line)
     text = out.getvalue()
-    assert text.startswith("? Write(calc.py) needs your approval · no rule allows it\n")
+    assert text.startswith("? Write(calc.py) needs your approval\n  Why: no rule allows it\n")
     assert "  ⎿ Update calc.py with 100 additions and 100 removals\n" in text
     assert "       1 - line 0\n" in text and "more lines" in text
     assert len(text.splitlines()) < 50
     long = "echo " + "x" * 100
-    bash_lines = approval_lines(request("Bash", command=long), None, tmp_path)
-    assert bash_lines[1].plain == f"  $ {long}"
+    bash_lines = approval_lines(request("Bash", command=long, description="Print x's"), None,
+                                tmp_path)
+    assert [line.plain for line in bash_lines[1:4]] == [
+        "  Print x's", "  Why: no rule allows it", f"  $ {long}"]
     allowed = resolved_line(ApprovalAnswer(allowed=True, scope=ApprovalScope.SESSION),
                             "Bash(npm test)", None)
-    assert allowed.plain == "✓ allowed for this session: Bash(npm test)"
+    assert allowed.plain == "✓ allowed for this session: `npm test`"
+    exact = resolved_line(ApprovalAnswer(allowed=True, scope=ApprovalScope.SESSION),
+                          "Bash(exact:for i in 1 2; do echo $i; done)", None)
+    assert exact.plain == "✓ allowed for this session: `for i in 1 2; do echo $i; done`"
+    skill = approval_lines(request("Skill", skill="review", args="3.0"), None, tmp_path)
+    assert skill[1].plain == "  with: 3.0"
     denied = resolved_line(ApprovalAnswer(allowed=False, reason="use tabs"), "", ask, tmp_path)
     assert denied.plain == "✗ denied: Write(calc.py) (use tabs)"
 
 
-def test_choices_name_the_rules_they_remember() -> None:
-    hints = [(c.label, c.hint) for c in approval_choices(request("Edit")) if c.hint]
-    assert hints[1] == ("y", "always allow Edit(calc.py) in this session")
-    assert hints[2][1].startswith("always allow Edit(//abs/calc.py) for this agent")
+def test_choices_name_the_rules_they_remember_in_words() -> None:
+    hints = [(c.label, c.hint) for c in approval_choices(request("Edit"), Path("/abs"))
+             if c.hint]
+    assert hints[0] == ("1 o", "Yes (and edits to calc.py again this turn)")
+    assert hints[1] == ("2 y", "Yes, and don't ask again for edits to calc.py in this session")
+    assert hints[2][1].startswith("Yes, and always for edits to calc.py, for this agent")
     scoped = replace(request("Edit"), agent_scope="agent tester in /p")
     agent_hint = next(c.hint for c in approval_choices(scoped) if c.value == "agent")
     assert "for agent tester in /p (new sessions too; not other projects)" in agent_hint
     bare = ApprovalRequest(id="x", tool_name="Edit", tool_input={}, subject_text="",
                            reason="", suggested_rule="")
-    assert [c.label for c in approval_choices(bare) if c.hint] == ["o", "n", "Esc"]
+    assert [c.label for c in approval_choices(bare) if c.hint] == ["1 o", "2 n", "Esc"]
+    broad = approval_choices(request("Bash"), broader="Bash(python3 -m pytest:*)",
+                             editable=True)
+    assert [c.hint for c in broad if c.value == "session"] == [
+        "Yes, and don't ask again for `python3 -m pytest *` in this session"]
+    assert [c.label for c in broad if c.hint][-2:] == ["e", "Esc"]
 
 
 # ── the one-key question ─────────────────────────────────────────────────────────────────
@@ -157,28 +172,22 @@ def test_keys_typed_before_the_question_is_ready_go_to_the_draft() -> None:
             assert not asking.done()
             await asyncio.sleep(0.35)  # no key for the guard time: now keys choose
             pipe.send_text("y")
-            pipe.send_text("\r")
             assert await asking == "yes"
         assert typed == ["a", "n", "y"]
     run(test)
 
 
-def test_a_shortcut_letter_highlights_and_a_sentence_is_text() -> None:
+def test_a_shortcut_answers_at_once_and_a_sentence_is_text() -> None:
     choices = approval_choices(request("Bash"))
-    chosen = Selection(choices=choices)
-    chosen.key("a")
-    assert chosen.current().value == "agent" and not chosen.typing and not chosen.typed
+    assert Selection(choices=choices).key("a") == "agent"
+    assert Selection(choices=choices).key("3") == "agent"
+    assert Selection(choices=choices).key("n") == "deny"
     sentence = Selection(choices=choices)
-    for key in "wait, what does this do?":
-        sentence.key(key)
+    answers = [sentence.key(key) for key in "wait, what does this do?"]
     assert sentence.typing and sentence.typed == "wait, what does this do?"
-    assert sentence.current().value == "turn"  # the `a` of "wait" chose nothing
-    starts_with_a = Selection(choices=choices)
-    for key in "any idea":
-        starts_with_a.key(key)
-    assert starts_with_a.typing and starts_with_a.typed == "any idea"
-    starts_with_a.move(1)  # an arrow is a deliberate choice again; the text stays
-    assert not starts_with_a.typing and starts_with_a.typed == "any idea"
+    assert answers == [None] * len(answers)  # the `a` of "wait" chose nothing
+    sentence.move(1)  # an arrow is a deliberate choice again; the text stays
+    assert not sentence.typing and sentence.typed == "wait, what does this do?"
 
 
 def test_a_sentence_typed_into_the_question_answers_nothing_and_is_kept() -> None:
@@ -205,7 +214,7 @@ def test_the_choices_wrap_at_word_boundaries_at_50_columns() -> None:
         "Allow this Bash call?", selection, armed=True, width=50, keys="o/y/a/n"))
     lines = drawn.splitlines()
     assert all(len(line) <= 50 for line in lines)
-    assert lines[0].startswith("❯ o    allow, and allow Bash(calc.py) again")
+    assert lines[0].startswith("❯ 1 o  Yes (and `calc.py` again this turn)")
     words = set(" ".join(lines).split())
     assert "sessions" in words and "projects)" in words  # no word cut in two
 
@@ -227,7 +236,7 @@ def test_a_question_that_goes_away_ends_the_prompt() -> None:
 
 @contextlib.asynccontextmanager
 async def approving_host(tmp_path: Path, client: LLMClient
-                         ) -> AsyncIterator[tuple[ReplSession, AgentAssembly, StringIO]]:
+                         ) -> AsyncIterator[tuple[ReplCommandHost, AgentAssembly, StringIO]]:
     """Yield the REPL as a command host over a runtime built as the command line builds it."""
     project = tmp_path / "proj"
     project.mkdir(exist_ok=True)
@@ -244,11 +253,11 @@ async def approving_host(tmp_path: Path, client: LLMClient
                                history_file=tmp_path / "history",
                                questions=Questions(project), assembly=lambda: assembly)
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        host = ReplSession(repl_options, console=Console(file=out, width=120, color_system=None))
+        repl = ReplSession(repl_options, console=Console(file=out, width=120, color_system=None))
         try:
-            yield host, assembly, out
+            yield repl.host, assembly, out
         finally:
-            await host.aclose()
+            await repl.aclose()
 
 
 async def until(condition: Callable[[], object], what: str) -> None:
@@ -285,7 +294,7 @@ def test_pending_approve_and_deny_answer_from_the_command_line(tmp_path: Path) -
             await run_command(f"/approve {waiting.id[:4]}", host)
             assert (await turn).text == "edited"
             assert (project / "calc.py").read_text() == CALC.replace("+", "-")
-            assert "✓ allowed for this turn: Edit(calc.py)" in out.getvalue()
+            assert "✓ allowed for this turn: edits to calc.py" in out.getvalue()
 
             turn = live.submit_async("again")
             await until(host.pending_approvals, "the second edit waits")
@@ -343,7 +352,8 @@ def test_mode_switches_and_refuses_what_it_must(tmp_path: Path) -> None:
     async def test() -> None:
         async with approving_host(tmp_path, script()) as (host, assembly, _):
             run_command = host.commands.run
-            listing = (await run_command("/mode", host)).text
+            live = await host.live_session()  # where nobody can be asked, /mode lists
+            listing = (await live.submit("/mode")).text
             assert listing.startswith("Permission mode: default")
             assert "plan               read-only" in listing
             done = await run_command("/mode plan", host)
@@ -366,7 +376,7 @@ def test_mode_switches_and_refuses_what_it_must(tmp_path: Path) -> None:
 def test_applying_reloaded_settings_replaces_rules_mode_and_hooks(tmp_path: Path) -> None:
     async def test() -> None:
         async with approving_host(tmp_path, script()) as (host, assembly, _):
-            project = host.options.project_root
+            project = assembly.project_root
             user = Path(os.environ["AIMON_HOME"]) / "config" / "settings.json"
             user.parent.mkdir(parents=True, exist_ok=True)
             user.write_text(json.dumps({

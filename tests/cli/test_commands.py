@@ -18,7 +18,9 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from aimon_cli.repl import ReplOptions, ReplSession, SlashCompleter, run_repl
+from aimon_cli._complete import PromptCompleter
+from aimon_cli._replhost import ReplCommandHost
+from aimon_cli.repl import ReplOptions, ReplSession, run_repl
 from aimon_core.agent import AgentRuntime, Environment, StopCause, parse_agent
 from aimon_core.command import (
     CommandError,
@@ -68,7 +70,7 @@ AGAIN = Tool(name="Again", description="Again", run=_again,
 
 @contextlib.asynccontextmanager
 async def repl_host(tmp_path: Path, client: LLMClient, store: SessionStore | None = None
-                    ) -> AsyncIterator[tuple[ReplSession, StringIO]]:
+                    ) -> AsyncIterator[tuple[ReplCommandHost, StringIO]]:
     """Yield the REPL (not reading keys) as a command host over memory stores, and its output."""
     store = store or SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
     runtime = AgentRuntime(agent=AGENT, client=client, model="scripted",
@@ -87,11 +89,11 @@ async def repl_host(tmp_path: Path, client: LLMClient, store: SessionStore | Non
     options = ReplOptions(project_root=project, store=store, open_session=open_session,
                           history_file=tmp_path / "history")
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-        host = ReplSession(options, console=console)
+        repl = ReplSession(options, console=console)
         try:
-            yield host, out
+            yield repl.host, out
         finally:
-            await host.aclose()
+            await repl.aclose()
 
 
 def run(test: Callable[[], Awaitable[None]]) -> None:
@@ -124,7 +126,7 @@ def test_system_commands_win_and_custom_ones_cannot_shadow_them() -> None:
     assert {"help", "commands", "version", "status", "clear", "compact", "budget", "sessions",
             "resume", "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
             "revoke", "trust", "sandbox", "mcp", "undo", "rewind", "diff",
-            "model", "profile", "artifacts"} == set(registry.names())
+            "model", "profile", "artifacts", "export", "copy"} == set(registry.names())
     registry.register(command("review", origin="project"))
     assert [c.origin for c in registry.custom()] == ["project"]
     assert registry.unregister("review") and registry.get("review") is None
@@ -167,12 +169,15 @@ def test_help_lists_commands_and_keys(tmp_path: Path) -> None:
             text = (await host.commands.run("/help", host)).text
             for expected in ("/status", "/budget", "/clear", "/exit", "Enter", "send",
                              "Esc-Enter, Alt-Enter", "new line", "Ctrl-C", "interrupt",
-                             "Ctrl-D", "… and 1 custom commands"):
+                             "Ctrl-D", "… and 1 skill", "Shift-Tab", "Ctrl-O", "Ctrl-R",
+                             "Ctrl-G", "Ctrl-Z", "@path", "!command"):
                 assert expected in text
             one = (await host.commands.run("/help budget", host)).text
             assert one.startswith("/budget [iterations N | tokens N | time 90s|5m | reset]")
+            host.commands.register(command("notes", origin="command .aimon"))
             listing = (await host.commands.run("/commands", host)).text
-            assert "Custom commands\n  /review" in listing and "(skill review)" in listing
+            assert "\n\nSkills\n  /review" in listing
+            assert "\n\nYour commands (.aimon/commands, .claude/commands)\n  /notes" in listing
             version = (await host.commands.run("/version", host)).text
             assert version.startswith("aimon ")
     run(test)
@@ -239,7 +244,7 @@ def test_status_shows_model_session_totals_and_budget(tmp_path: Path) -> None:
             assert lines["Agent"] == "tester"
             assert lines["Session"] == f"{live.id} (2 messages)"
             assert lines["Project"] == str(tmp_path / "proj")
-            assert lines["Totals"] == "1 turns · 1 iterations"
+            assert lines["Totals"] == "1 turn · 1 iteration"
             assert lines["Tokens"] == "10 in · 5 out"
             assert lines["Cost"] == "$0.0000"
             assert lines["Budget"].startswith("at most 7 iterations")
@@ -263,12 +268,13 @@ def test_clear_starts_a_new_session_and_resume_brings_the_old_one_back(tmp_path:
             assert second.id not in listing and f"  {first.id}" in listing
             assert "2 messages  first question" in listing
             resumed = await host.commands.run(f"/resume {first.id[-6:]}", host)
-            assert resumed.text == f"Resumed session {first.id} (2 messages)."
+            assert resumed.text == ""  # the replay says it, once
             live = await host.live_session()
             assert live.id == first.id and live.record.transcript.messages[-1].text == \
                 "first answer"
-            assert f"── Resumed session {first.id} · 2 messages ──" in out.getvalue()
-            assert "› first question" in out.getvalue()
+            assert f"Resumed session {first.id} (2 messages); the last 3 prompts:" in \
+                out.getvalue()
+            assert "› first question" in out.getvalue() and "──" not in out.getvalue()
             same = await host.commands.run(f"/resume {first.id}", host)
             assert same.text == f"Already in session {first.id}."
     run(test)
@@ -285,7 +291,7 @@ def test_resume_errors_are_clear(tmp_path: Path) -> None:
             assert nothing.is_error and "no session of this project matches 'zzz'" in \
                 nothing.text
             listing = await host.commands.run("/resume", host)
-            assert "Usage: /resume ID" in listing.text
+            assert listing.text == "No other session of this project to resume."
     run(test)
 
 
@@ -302,7 +308,7 @@ def test_exit_and_quit_ask_the_host_to_leave(tmp_path: Path) -> None:
 
 
 def test_slash_completion_offers_matching_commands() -> None:
-    completer = SlashCompleter(default_registry())
+    completer = PromptCompleter(default_registry(), Path("/nonexistent"))
 
     def names(text: str) -> list[str]:
         return [c.text for c in completer.get_completions(Document(text), CompleteEvent())]

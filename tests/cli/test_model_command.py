@@ -43,10 +43,12 @@ def test_the_repl_switches_the_model_for_the_next_prompt(tmp_path: Path,
         options = ReplOptions(project_root=tmp_path, store=store, open_session=open_session,
                               history_file=tmp_path / "history")
         with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
-            host = ReplSession(options, console=console)
+            repl = ReplSession(options, console=console)
+            host = repl.host
             try:
-                listing = await host.commands.run("/model", host)
-                assert "* gpt-5.4" in listing.text.splitlines()
+                pipe.send_text("\x03")  # /model alone offers a picker: Ctrl-C cancels it
+                kept = await host.commands.run("/model", host)
+                assert kept.text == "Model unchanged: gpt-5.4."
                 refused = await host.commands.run("/model gpt-5.9", host)
                 assert refused.is_error and "Did you mean gpt-5.5" in refused.text
                 done = await host.commands.run("/model gpt-5.4-mini", host)
@@ -55,6 +57,6 @@ def test_the_repl_switches_the_model_for_the_next_prompt(tmp_path: Path,
                 await live.submit("hello")
                 assert client.requests[0].model == "gpt-5.4-mini"
             finally:
-                await host.aclose()
+                await repl.aclose()
 
     asyncio.run(test())

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from aimon_cli.render import Renderer, split_complete, tool_label
 from aimon_core.agent import (
+    INTERRUPTED_RESULT,
     AssistantMessageCompleted,
     AssistantTextDelta,
     AssistantThinkingDelta,
@@ -21,7 +22,7 @@ from aimon_core.agent import (
     ToolCallStarted,
 )
 from aimon_core.live import LiveSessionEvent, TurnFinished, TurnId, TurnQueued, TurnStarted
-from aimon_core.llm import Message, TextBlock, ToolResultBlock, Usage
+from aimon_core.llm import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from aimon_core.session import SessionTotals
 from aimon_core.tools import FileChange, FileRead, TodoItem, TodoList, ToolResult
 
@@ -230,53 +231,63 @@ def test_retries_and_thinking_are_short_lines() -> None:
     assert len(first) == 80 and rest == "Answer.\n"
 
 
-def test_queued_prompts_are_announced_and_echoed_when_they_start() -> None:
+def test_queued_prompts_wait_in_the_live_area_and_are_echoed_where_they_run() -> None:
     screen = Screen()
+    screen(TurnStarted(turn_id=TurnId("t1"), prompt="first"), AssistantTextDelta(text="Half a wo"))
     out = screen(TurnQueued(turn_id=TurnId("t2"), prompt="and then\nmore", position=1))
-    assert out == "⧗ queued: and then (+1 lines) (runs after the current turn)\n"
+    assert out == ""  # nothing printed into the answer that streams
+    assert screen.renderer.live_text() == "Half a wo"
+    assert screen.renderer.live_rows() == [("class:activity",
+                                            "⧗ queued: and then (+1 line)")]
     assert screen.renderer.activity.queued == 1
-    out = screen(TurnStarted(turn_id=TurnId("t2"), prompt="and then\nmore"))
-    assert out == "› and then (+1 lines)\n"
+    out = screen(completed("Half a word."), TurnStarted(turn_id=TurnId("t2"),
+                                                        prompt="and then\nmore"))
+    assert out == "Half a wo\n› and then\nmore\n"
     assert screen.renderer.activity.busy and screen.renderer.activity.queued == 0
     assert screen(TurnStarted(turn_id=TurnId("t3"), prompt="typed")) == ""
 
 
-def test_replay_shows_the_last_prompts_and_answers() -> None:
+def test_replay_shows_prompts_calls_answers_and_turns_without_an_answer() -> None:
     screen = Screen()
-    messages = [Message.user("first question"),
-                Message(role="assistant", content=(TextBlock(text="First answer."),)),
+    use = ToolUseBlock(id="u1", name="Bash", input={"command": "for i in 1 2 3; do sleep 1; done"})
+    messages = [Message.user("old question"),
+                Message(role="assistant", content=(TextBlock(text="Old answer."),)),
+                Message.user("write A"),
+                Message(role="assistant", content=(TextBlock(text="ok"),)),
+                Message.user("count"),
+                Message(role="assistant", content=(use,)),
                 Message(role="user", content=(ToolResultBlock(
-                    tool_use_id="x", content=(TextBlock(text="tool output"),)),)),
-                Message.user("second question"),
-                Message(role="assistant", content=(TextBlock(text="Second answer."),))]
-    screen.renderer.replay(messages, limit=3)
-    out = screen()
-    assert out == (f"── Resumed session {SESSION} · 5 messages ──\n"
-                   "› first question\n"  # an answer shown comes with its prompt
-                   "First answer.\n"
-                   "› second question\n"
-                   "Second answer.\n"
-                   "──\n")
+                    tool_use_id="u1", content=(TextBlock(text=INTERRUPTED_RESULT),),
+                    is_error=True),)),
+                Message.user("count again"),
+                Message(role="assistant", content=(TextBlock(text="Counted."),))]
+    screen.renderer.replay(messages, prompts=3)
+    assert screen() == (
+        f"Resumed session {SESSION} (9 messages); the last 3 prompts:\n"
+        "› write A\n"
+        "ok\n"
+        "› count\n"
+        "✗ Bash(for i in 1 2 3; do sleep 1; done)\n"
+        f"  ⎿ {INTERRUPTED_RESULT}\n"
+        "⚠ No answer: the turn was interrupted or stopped by a limit.\n"
+        "› count again\n"
+        "Counted.\n")
 
 
-def test_replay_picks_what_a_walk_of_the_whole_history_picks() -> None:
+def test_replay_looks_at_the_end_only_and_finds_what_a_whole_walk_finds() -> None:
     import random
 
-    from aimon_cli.render import replayed
+    from aimon_cli._replay import is_prompt, last_prompts
 
-    def reference(messages: list[Message], limit: int) -> list[Message]:
-        spoken = [m for m in messages if m.text.strip()]
-        start = max(len(spoken) - limit, 0)
-        while start > 0 and spoken[start].role != "user" and len(spoken) - start < 2 * limit:
-            start -= 1
-        return spoken[start:]
+    def reference(messages: list[Message], count: int) -> list[Message]:
+        starts = [i for i, m in enumerate(messages) if is_prompt(m)]
+        return messages[starts[-count]:] if len(starts) >= count else messages
 
     rng = random.Random(3)
     kinds = [Message.user("q"), Message(role="assistant", content=(TextBlock(text="a"),)),
-             Message(role="assistant", content=(TextBlock(text=" "),)),
              Message(role="user", content=(ToolResultBlock(
                  tool_use_id="x", content=(TextBlock(text="out"),)),))]
     for _ in range(3000):
         messages = [rng.choice(kinds) for _ in range(rng.randrange(0, 30))]
-        limit = rng.randrange(1, 8)
-        assert replayed(messages, limit) == reference(messages, limit), (messages, limit)
+        count = rng.randrange(1, 6)
+        assert list(last_prompts(messages, count)) == reference(messages, count)

@@ -19,6 +19,7 @@ from aimon_cli._terminal import prompt_message
 from aimon_cli.render import Renderer, approval_lines
 from aimon_core.agent import (
     ApprovalAnswer,
+    ApprovalRefused,
     ApprovalRequested,
     ApprovalResolved,
     ApprovalScope,
@@ -90,22 +91,31 @@ def test_an_approved_call_prints_its_header_once_with_its_result() -> None:
     screen = Screen()
     rm = started("t1", "Bash", command="rm -rf build")
     out = screen(rm, asked(rm, "r1"), allowed("r1"), done(rm, ToolResult.ok("removed")))
-    assert out == ("? Bash(rm -rf build) needs your approval · not allowed yet\n"
+    assert out == ("? Bash(rm -rf build) needs your approval\n"
+                   "  Why: not allowed yet\n"
                    "✓ allowed once: Bash(rm -rf build)\n"
                    "● Bash(rm -rf build)\n"
                    "  ⎿ removed\n")
 
 
-def test_a_denied_call_prints_its_header_once_with_the_denial() -> None:
+def test_a_denied_call_is_told_once_and_never_with_the_bullet_of_a_call_that_ran() -> None:
     screen = Screen()
     rm = started("t1", "Bash", command="rm x")
     denied = ApprovalResolved(request_id="r1", answer=ApprovalAnswer(allowed=False))
     out = screen(rm, asked(rm, "r1"), denied,
                  done(rm, ToolResult.error("The user denied this tool call.")))
-    assert out == ("? Bash(rm x) needs your approval · not allowed yet\n"
-                   "✗ denied: Bash(rm x)\n"
-                   "● Bash(rm x)\n"
-                   "  ⎿ The user denied this tool call.\n")
+    assert out == ("? Bash(rm x) needs your approval\n"
+                   "  Why: not allowed yet\n"
+                   "✗ denied: Bash(rm x)\n")
+    plan = started("t2", "Bash", command="python3 test_calc.py")
+    why = ("plan mode is on and this Bash call is not read-only; present your plan to the user "
+           "instead of making changes")
+    out = screen(plan, ApprovalRefused(tool_use_id="t2", tool_name="Bash", tool_input={},
+                                       label="", reason=why, denied=True),
+                 done(plan, ToolResult.error(f"Permission denied: {why}")))
+    assert out.endswith("✗ Bash(python3 test_calc.py)\n"
+                        "  ⎿ Denied: plan mode is on and this Bash call is not read-only; present "
+                        "your\n    plan to the user instead of making changes\n")
 
 
 def test_parallel_calls_print_one_header_each_with_its_own_result() -> None:
@@ -123,11 +133,12 @@ def test_parallel_calls_where_one_waits_for_approval() -> None:
     rm = started("b", "Bash", command="rm x")
     grep = started("c", "Grep", pattern="todo")
     out = screen(read, rm, grep, asked(rm, "r1"), done(read, READ))
-    assert screen.renderer.running_calls() == ["● Bash(rm x) · waits for approval",
+    assert screen.renderer.running_calls() == ["● Bash(rm x) · waiting for your approval",
                                                '● Grep("todo")']
     out = screen(done(grep, ToolResult.ok("x.py:1: todo")), allowed("r1"),
                  done(rm, ToolResult.ok("")))
-    assert out == ("? Bash(rm x) needs your approval · not allowed yet\n"
+    assert out == ("? Bash(rm x) needs your approval\n"
+                   "  Why: not allowed yet\n"
                    "● Read(a.py)\n  ⎿ Read 3 lines\n"
                    '● Grep("todo")\n  ⎿ x.py:1: todo\n'
                    "✓ allowed once: Bash(rm x)\n"

@@ -74,7 +74,7 @@ REQUEST = ApprovalRequest(
 
 def approval_screen(width: int) -> str:
     out, screen = console(width)
-    for line in approval_lines(REQUEST, None, Path("/p")):
+    for line in approval_lines(REQUEST, None, Path("/p"), width):
         screen.print(line, no_wrap=True, overflow="ellipsis", crop=True)
     selection = Selection(choices=approval_choices(REQUEST))
     return out.getvalue() + "".join(text for _, text, *_ in question_lines(
@@ -83,12 +83,13 @@ def approval_screen(width: int) -> str:
 
 def test_the_approval_prompt_at_120_columns() -> None:
     assert approval_screen(120) == (
-        "? Bash(rm -rf build && make) needs your approval · rm -rf build is not allowed\n"
-        "❯ o    allow, and allow Bash(make:*) again this turn\n"
-        "  y    always allow Bash(make:*) in this session\n"
-        "  a    always allow Bash(make:*) for agent default in /home/user/proj (new sessions "
-        "too; not other projects)\n"
-        "  n    deny, then say why (optional)\n"
+        "? Bash(rm -rf build && make) needs your approval\n"
+        "  Why: rm -rf build is not allowed\n"
+        "❯ 1 o  Yes (and `make *` again this turn)\n"
+        "  2 y  Yes, and don't ask again for `make *` in this session\n"
+        "  3 a  Yes, and always for `make *`, for agent default in /home/user/proj (new "
+        "sessions too; not other projects)\n"
+        "  4 n  No, and tell the model why (optional)\n"
         "  Esc  answer later with /approve or /deny · Ctrl-C interrupts the turn\n"
         "? Allow this Bash call? [o/y/a/n] ↑/↓ Enter")
 
@@ -96,14 +97,15 @@ def test_the_approval_prompt_at_120_columns() -> None:
 def test_the_approval_prompt_at_50_columns_wraps_between_words() -> None:
     screen = approval_screen(50)
     assert screen == (
-        "? Bash(rm -rf build && make) needs your approval …\n"
-        "❯ o    allow, and allow Bash(make:*) again this\n"
-        "       turn\n"
-        "  y    always allow Bash(make:*) in this session\n"
-        "  a    always allow Bash(make:*) for agent\n"
+        "? Bash(rm -rf build && make) needs your approval\n"
+        "  Why: rm -rf build is not allowed\n"
+        "❯ 1 o  Yes (and `make *` again this turn)\n"
+        "  2 y  Yes, and don't ask again for `make *` in\n"
+        "       this session\n"
+        "  3 a  Yes, and always for `make *`, for agent\n"
         "       default in /home/user/proj (new sessions\n"
         "       too; not other projects)\n"
-        "  n    deny, then say why (optional)\n"
+        "  4 n  No, and tell the model why (optional)\n"
         "  Esc  answer later with /approve or /deny ·\n"
         "       Ctrl-C interrupts the turn\n"
         "? Allow this Bash call? [o/y/a/n] ↑/↓ Enter")
@@ -158,12 +160,12 @@ def test_a_long_rule_in_an_approval_option_wraps_after_a_slash_not_mid_name() ->
     lines = question_lines("Allow this Edit call?", Selection(choices=approval_choices(
         request)), armed=True, width=50, keys="o/y/n")
     assert "".join(text for _, text, *_ in lines) == (
-        "❯ o    allow, and allow Edit(aimon_core/\n"
-        "       permission/_matcher_table.py) again this\n"
-        "       turn\n"
-        "  y    always allow Edit(aimon_core/permission/\n"
-        "       _matcher_table.py) in this session\n"
-        "  n    deny, then say why (optional)\n"
+        "❯ 1 o  Yes (and edits to aimon_core/permission/\n"
+        "       _matcher_table.py again this turn)\n"
+        "  2 y  Yes, and don't ask again for edits to\n"
+        "       aimon_core/permission/_matcher_table.py in\n"
+        "       this session\n"
+        "  3 n  No, and tell the model why (optional)\n"
         "  Esc  answer later with /approve or /deny ·\n"
         "       Ctrl-C interrupts the turn\n"
         "? Allow this Edit call? [o/y/n] ↑/↓ Enter")

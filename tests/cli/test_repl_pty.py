@@ -134,11 +134,11 @@ def test_budget_and_totals_survive_exit_and_resume(spawn: Spawn, server: Loopbac
     child.expect(pexpect.EOF)
 
     again = spawn("--resume", session_id)
-    again.expect_exact(f"Resumed session {session_id} · 2 messages")
+    again.expect_exact(f"Resumed session {session_id} (2 messages)")
     again.expect_exact("Hi there, first answer.")
     again.send("/status\r")
     again.expect_exact(f"Session   {session_id} (2 messages)")
-    again.expect_exact("Totals    1 turns · 1 iterations")
+    again.expect_exact("Totals    1 turn · 1 iteration")
     again.expect_exact("Tokens    10 in · 5 out")
     again.expect_exact("Budget    at most 7 iterations")
     again.expect_exact("Override  iterations 7")

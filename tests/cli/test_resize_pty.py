@@ -220,8 +220,8 @@ def test_calls_print_one_header_each_resize_leaves_no_stale_spinner_and_interrup
                     after_events=4, seconds=60))
     aimon.shows("›")
     aimon.child.send("look\r")
-    aimon.shows("[o/y/a/n]")
-    aimon.child.send("o\r")
+    aimon.shows("] ↑/↓ Enter")
+    aimon.child.send("o")
     aimon.shows("─ ")  # the status line: the turn ended
     shown = "\n".join(aimon.terminal.everything())
     for header in ("● Read(calc.py)", "● Read(missing.py)", "● Bash(touch made.txt)"):

@@ -34,17 +34,17 @@ def test_esc_esc_opens_rewind_and_restores_the_code(
     wait_prompt(child)
     assert (project / "step.txt").read_text() == "two\n"
     child.send("\x1b\x1b")  # Esc Esc at the empty prompt
-    child.expect_exact("1. 'first prompt'")
+    child.expect_exact("prompt 1: 'first prompt'")
     child.expect_exact("since then: 1 added (+1 -0)")
     child.expect_exact("Rewind to which prompt?")
-    child.expect_exact("[1/2/n]")  # drawn once the keys answer
-    child.send("1\r")  # the key highlights, Enter confirms
+    child.expect_exact("[1/2 · Esc cancels]")  # drawn once the keys answer
+    child.send("1")  # the key answers
     child.expect_exact("restore what?")
-    child.expect_exact("[c/v/b/n]")
-    child.send("c\r")  # the key highlights, Enter confirms
+    child.expect_exact("[c/v/b/n · Esc cancels]")
+    child.send("c")
     child.expect_exact("-two")  # the diff is shown before the question
-    child.expect_exact("[y/n]")
-    child.send("y\r")  # the key highlights, Enter confirms
+    child.expect_exact("[y/n · Esc cancels]")
+    child.send("y")
     child.expect_exact("Restored the files as they were before prompt 1")
     wait_prompt(child)
     assert not (project / "step.txt").exists()
@@ -62,11 +62,11 @@ def test_rewind_forks_the_conversation_and_switches_to_it(
     wait_prompt(child)
     child.send("/rewind\r")
     child.expect_exact("Rewind to which prompt?")
-    child.expect_exact("[1/2/n]")  # drawn once the keys answer
-    child.send("2\r")  # the key highlights, Enter confirms
+    child.expect_exact("[1/2 · Esc cancels]")  # drawn once the keys answer
+    child.send("2")  # the key answers
     child.expect_exact("restore what?")
-    child.expect_exact("[c/v/b/n]")
-    child.send("v\r")  # the key highlights, Enter confirms
+    child.expect_exact("[c/v/b/n · Esc cancels]")
+    child.send("v")
     child.expect_exact("(switched to it)")
     wait_prompt(child)
     assert (project / "step.txt").read_text() == "two\n"  # the code stays

@@ -12,7 +12,7 @@ import pytest
 
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
 
-from .conftest import Spawn, leave, wait_prompt
+from .conftest import Spawn, expect_text, leave, wait_prompt
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -28,7 +28,8 @@ def test_slash_review_forks_the_code_reviewer_and_prints_its_answer(
                Reply(text="REVIEW-VERDICT: no findings in calc.py"))
     child = spawn()
     child.send("/review calc.py\r")
-    child.expect_exact("[code-reviewer] Read")
+    expect_text(child, "● code-reviewer(Review this change: calc.py)")  # then its steps
+    expect_text(child, "⎿ Read(calc.py)")
     child.expect_exact("REVIEW-VERDICT: no findings in calc.py")
     wait_prompt(child)
     leave(child)

@@ -32,7 +32,7 @@ from .conftest import (
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
-KEYS = "[o/y/a/n]"
+KEYS = "] ↑/↓ Enter"
 
 
 def finished(child: pexpect.spawn, text: str) -> str:

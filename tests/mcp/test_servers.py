@@ -94,7 +94,10 @@ async def test_a_server_that_fails_to_start_is_failed_with_its_stderr() -> None:
         assert "no config here" in broken_status.stderr
         assert missing.phase is ServerPhase.FAILED and missing.error
         text = status_text(mcp)
-        assert "broken  failed  stdio  0 tools" in text and "stderr: no config here" in text
+        assert "broken failed stdio 0 tools" in " ".join(text.split())
+        assert "stderr: no config here" in text
+        rows = [line for line in text.splitlines() if "  stdio  " in line]
+        assert len({line.index("stdio") for line in rows}) == 1  # the columns line up
     finally:
         await mcp.aclose()
 
