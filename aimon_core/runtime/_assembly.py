@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from aimon_core.live import LiveSession
     from aimon_core.mcp import MCPServers
     from aimon_core.permission import PermissionPolicy
+    from aimon_core.runtime._extensions import Extensions
     from aimon_core.runtime._sandbox import SandboxSetup
     from aimon_core.runtime._workflows import RuntimeWorkflows
     from aimon_core.session import SessionStore
@@ -61,6 +62,8 @@ class AgentAssembly:
     # The key the model client was built with: one stored by `aimon auth login` is in no
     # environment, and is redacted all the same.
     client_secrets: SecretPairs = ()
+    # Its skills and subagents (None: a caller's own providers replace them).
+    extensions: Extensions | None = None
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,7 +141,6 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     lazy_schemas(tools, settings.settings, model, client.provider, agent)
     notices.extend(f"{agent.source}: {note}" for note in tool_list_notes(agent.tools or (),
                                                                           known))
-    agent = _with_listing(agent, extensions, tools)
     gate = restricted_gate(interactive_gate(policy), restrictions, project_root=root,
                            agent=agent.name)
     from aimon_core.context import CallableProvider, ContextSet, default_providers
@@ -166,7 +164,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              sandbox=sandbox, workflows=workflows,
                              client_secrets=client_secrets,
                              # Background subagents and workflow runs end with the runtime.
-                             closers=[extensions.tasks.close, workflows.aclose])
+                             closers=[extensions.tasks.close, workflows.aclose],
+                             extensions=extensions if parts.providers is None else None)
     return assembly
 
 
@@ -178,6 +177,40 @@ def _domain_providers(root: Path, memory: MemoryBook) -> tuple[ToolProvider, ...
 
     return (memory_tools(memory), default_web_tools(),
             knowledge_tools(LazyKnowledge(lambda: project_knowledge(root))))
+
+
+def reload_extensions(assembly: AgentAssembly) -> list[str]:
+    """Read the skills, subagents and Markdown commands of `assembly` again (a file was added
+    or edited while it runs); return what could not be loaded. Blocking: run it in a thread.
+
+    The Skill and Task tools (whose descriptions list them) and the slash commands change in
+    place, so every session offers the new ones from its next model call and command.
+    """
+    from aimon_core.config import own_read_filter
+    from aimon_core.tools import ToolProviderContext
+
+    extensions = assembly.extensions
+    if extensions is None:
+        return []
+    root, agent = assembly.project_root, assembly.runtime.agent
+    readable = own_read_filter(assembly.settings, root, assembly.flags.disallowed)
+    extensions.reload(*load_extension_registries(root, readable=readable))
+    wanted = set(tool_names(agent.tools)) if agent.tools is not None else None
+    context = ToolProviderContext(project_root=root, agent_name=agent.name)
+    tools = assembly.runtime.tools
+    for provider in (SkillToolProvider(extensions), SubagentToolProvider(extensions)):
+        for name in provider.names:
+            tools.remove(name)
+        for tool in provider.tools(context):
+            if wanted is None or tool.name in wanted:
+                tools.add(tool)
+    assert assembly.commands is not None
+    for old in assembly.commands.custom():
+        if not old.origin.startswith("MCP server"):  # the servers' prompts stay
+            assembly.commands.unregister(old.name)
+    notes = extensions.notices()
+    _add_commands(assembly.commands, extensions, notes, root, readable)
+    return notes
 
 
 def _restrictions(agent: AgentDefinition) -> dict[str, tuple[str, ...]]:
@@ -219,14 +252,24 @@ def _commands(extensions: Extensions, notices: list[str], root: Path,
     """Return the system commands with /skills, /workflow, /memory and the rest, one command
     per skill, and the Markdown commands of `.aimon/commands/` and `.claude/commands/`
     (skills win a name, but for aimon's built-in ones)."""
-    from aimon_core.command import CommandNameError, custom_commands, default_registry
-    from aimon_core.config import claude_user_dir
+    from aimon_core.command import default_registry
 
     registry = default_registry(extensions, workflows)
     if memory is not None:
         from aimon_core.command import memory_command
 
         registry.register(memory_command(memory))
+    _add_commands(registry, extensions, notices, root, readable)
+    return registry
+
+
+def _add_commands(registry: CommandRegistry, extensions: Extensions, notices: list[str],
+                  root: Path, readable: Callable[[Path], bool] | None) -> None:
+    """Register a command per skill, then the Markdown commands (skills win a name, but for
+    aimon's built-in ones)."""
+    from aimon_core.command import CommandNameError, custom_commands
+    from aimon_core.config import claude_user_dir
+
     for command in extensions.slash_commands():
         try:
             registry.register(command)
@@ -238,16 +281,6 @@ def _commands(extensions: Extensions, notices: list[str], root: Path,
     notices.extend(notes)
     for command in markdown:
         registry.register(command)
-    return registry
-
-
-def _with_listing(agent: AgentDefinition, extensions: Extensions, tools: Any
-                  ) -> AgentDefinition:
-    """Return the agent with the skills and subagents it may start listed in its prompt."""
-    section = extensions.prompt_section(skills="Skill" in tools, agents="Task" in tools)
-    if not section:
-        return agent
-    return replace(agent, prompt_template=f"{agent.prompt_template.rstrip()}\n\n{section}\n")
 
 
 def mcp_servers(settings: LoadedSettings, tools: Any, policy: PermissionPolicy,

@@ -14,7 +14,7 @@ from aimon_core.runtime._extensions import Extensions
 from aimon_core.tools import Tool, ToolContext, ToolInput, ToolProviderContext, ToolResult
 
 SKILL_DESCRIPTION = """\
-Activate one of the skills listed under "Skills" in your instructions, by its name.
+Activate one of the skills listed below, by its name.
 
 - A skill is a set of instructions (and often scripts or reference files) for one kind of \
 task. When the user's request matches a skill's description, activate it before doing the \
@@ -39,8 +39,8 @@ SKILL_SCHEMA = {
 TASK_DESCRIPTION = """\
 Launch a subagent to carry out a task on its own, in a fresh context, and get its final answer.
 
-- subagent_type names one of the agents listed under "Subagents" in your instructions; each \
-has its own instructions and tools.
+- subagent_type names one of the subagents listed below; each has its own instructions and \
+tools.
 - prompt is the whole task: the subagent sees nothing of this conversation, so say what to \
 do, where, and what to report back. description is a 3-5 word summary shown to the user.
 - Launch several independent tasks in one response to run them in parallel.
@@ -117,10 +117,12 @@ class SkillToolProvider:
         """Return the Skill tool (none when no skill may be started by the model)."""
         from aimon_core.tools import NameSubject
 
-        if not self.extensions.model_skills():
+        listing = self.extensions.skills_listing()
+        if not listing:
             return ()
-        return (Tool(name="Skill", description=SKILL_DESCRIPTION, input_schema=SKILL_SCHEMA,
-                     run=self._run, subject=NameSubject(param="skill")),)
+        return (Tool(name="Skill", description=f"{SKILL_DESCRIPTION}\n\nThe skills:\n{listing}",
+                     input_schema=SKILL_SCHEMA, run=self._run,
+                     subject=NameSubject(param="skill")),)
 
     async def _run(self, inp: ToolInput, ctx: ToolContext) -> ToolResult:
         return await self.extensions.skill_tool(inp.string("skill"), inp.opt_string("args") or "",
@@ -142,8 +144,10 @@ class SubagentToolProvider:
         if not self.extensions.agents.names():
             return ()
         ext = self.extensions
+        listing = ext.agents_listing()
         return (
-            Tool(name="Task", description=TASK_DESCRIPTION, input_schema=TASK_SCHEMA,
+            Tool(name="Task", description=f"{TASK_DESCRIPTION}\n\nThe subagents:\n{listing}",
+                 input_schema=TASK_SCHEMA,
                  run=ext.task_tool, read_only=True,
                  subject=NameSubject(param="subagent_type")),
             Tool(name="TaskList", description=TASK_LIST_DESCRIPTION, input_schema=EMPTY_SCHEMA,

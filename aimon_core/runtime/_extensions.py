@@ -102,22 +102,21 @@ class Extensions:
         return [f"{failure.path}: skipped ({failure.message})"
                 for failure in (*self.skills.failures, *self.agents.failures)]
 
-    def prompt_section(self, *, skills: bool, agents: bool) -> str:
-        """Return the system prompt's lists: skills and subagents, by name and description."""
-        parts = []
-        listed = self.model_skills() if skills else ()
-        if listed:
-            lines = "\n".join(f"- {s.name}: {_one_line(s.description)}" for s in listed)
-            parts.append("# Skills\nSkills are instructions for particular kinds of task. "
-                         "When a request matches one, activate it with the Skill tool "
-                         f"before doing the work, then follow what it returns.\n{lines}")
-        defined = self.agents.values() if agents else ()
-        if defined:
-            lines = "\n".join(f"- {a.name}: {_one_line(a.description)}" for a in defined)
-            parts.append("# Subagents\nStart one with the Task tool (subagent_type) for a "
-                         f"self-contained task; it works in a fresh context.\n{lines}")
-        # The agent prompt is a Mustache template: descriptions must not open a tag.
-        return "\n\n".join(parts).replace("{{", "{ {")
+    def skills_listing(self) -> str:
+        """Return the skills the model may start, one a line (`- name: description`).
+
+        The Skill tool's description carries it, so a skill added while a session runs is
+        offered from the next model call on (`reload`).
+        """
+        return "\n".join(f"- {s.name}: {_one_line(s.description)}" for s in self.model_skills())
+
+    def agents_listing(self) -> str:
+        """Return the subagents, one a line, for the Task tool's description."""
+        return "\n".join(f"- {a.name}: {_one_line(a.description)}" for a in self.agents.values())
+
+    def reload(self, skills: SkillRegistry, agents: AgentRegistry) -> None:
+        """Use the skills and subagents as their files now say (one was added or edited)."""
+        self.skills, self.agents = skills, agents
 
     def render_context(self, *, session_id: str | None, execution_id: str | None = None
                        ) -> RenderContext:

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from aimon_core.runtime._build import build_runtime
+from aimon_core.runtime._build import build_runtime, reload_extensions
 from aimon_core.runtime._configure import load_runtime_settings
 from aimon_core.runtime._parts import (
     NO_FLAGS,
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 TrustAsker = Callable[["TrustRequest"], Awaitable[bool]]
 # Reports a line to the person: (text, style) — style is a hint ("dim", "red", "yellow").
 Say = Callable[[str, str], None]
+# How often the skill, agent and command folders are looked at for edits (a few dozen stat
+# calls each time).
+EXTENSIONS_POLL_SECONDS = 1.0
 
 
 class AgentRuntimeRegistry:
@@ -131,10 +134,40 @@ class AgentRuntimeRegistry:
 
     async def watch(self, say: Say, current: Callable[[], LiveSession | None] = lambda: None
                     ) -> None:
-        """Apply every settings edit to the built runtimes until cancelled.
+        """Apply every settings edit, and every skill, agent and command file edit, to the
+        built runtimes until cancelled.
 
         `say` reports each reload; ConfigChange hooks fire bound to `current()`'s session.
         """
+        extensions = asyncio.get_running_loop().create_task(self.watch_extensions(say))
+        try:
+            await self._watch_settings(say, current)
+        finally:
+            extensions.cancel()
+            await asyncio.gather(extensions, return_exceptions=True)
+
+    async def watch_extensions(self, say: Say, poll: float = EXTENSIONS_POLL_SECONDS, *,
+                               ready: asyncio.Event | None = None) -> None:
+        """Read the skills, subagents and commands again whenever their files change
+        (`ready` is set once their state is known: later edits are seen)."""
+        stamp = await asyncio.to_thread(extension_stamps, self.project_root)
+        if ready is not None:
+            ready.set()
+        while True:
+            await asyncio.sleep(poll)
+            now = await asyncio.to_thread(extension_stamps, self.project_root)
+            if now == stamp:
+                continue
+            stamp = now
+            for assembly in self.built():
+                before = _offered(assembly)
+                notes = await asyncio.to_thread(reload_extensions, assembly)
+                say(_reloaded_text(before, _offered(assembly)), "dim")
+                for note in notes:
+                    say(note, "yellow")
+
+    async def _watch_settings(self, say: Say, current: Callable[[], LiveSession | None]
+                              ) -> None:
         from aimon_core.config import TrustStore, watch_settings
 
         root = self.project_root
@@ -264,3 +297,48 @@ def _settings_stamps(root: Path) -> Stamps:
         else:
             stamps[layer.value] = (path, (info.st_mtime_ns, info.st_size))
     return stamps
+
+
+def extension_stamps(root: Path) -> frozenset[tuple[str, int, int]]:
+    """Return (path, mtime, size) of every file and folder under the skill, agent and command
+    folders of the project and the user (what a reload reads)."""
+    from aimon_core.command import command_roots
+    from aimon_core.config import claude_user_dir
+    from aimon_core.session import user_config_dir
+
+    folders = [base / name for base in (root / ".aimon", root / ".claude", user_config_dir())
+               for name in ("skills", "agents")]
+    folders += command_roots(root, claude_user_dir())
+    found: set[tuple[str, int, int]] = set()
+    for folder in folders:
+        _stamp_tree(folder, found, depth=3)
+    return frozenset(found)
+
+
+def _stamp_tree(folder: Path, found: set[tuple[str, int, int]], depth: int) -> None:
+    import os
+
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                found.add((entry.path, info.st_mtime_ns, info.st_size))
+                if depth and entry.is_dir(follow_symlinks=False):
+                    _stamp_tree(Path(entry.path), found, depth - 1)
+    except OSError:
+        return
+
+
+def _offered(assembly: AgentAssembly) -> frozenset[str]:
+    """Return what a reload may change: the custom commands and the subagents, by name."""
+    commands = assembly.commands.custom() if assembly.commands is not None else ()
+    agents = assembly.extensions.agents.names() if assembly.extensions is not None else ()
+    return frozenset({*(f"/{c.name}" for c in commands if not c.origin.startswith("MCP")),
+                      *(f"subagent {name}" for name in agents)})
+
+
+def _reloaded_text(before: frozenset[str], after: frozenset[str]) -> str:
+    added, removed = sorted(after - before), sorted(before - after)
+    changes = [*(f"+{name}" for name in added), *(f"-{name}" for name in removed)]
+    return "skills, subagents and commands reloaded" + (
+        f": {', '.join(changes)}" if changes else " (edited)")

@@ -5,6 +5,7 @@ Every wait is on screen text, never a fixed sleep.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def test_the_model_calls_skill_then_task(spawn: Spawn, server: LoopbackModelServ
     child.expect_exact("ALL-DONE")
     wait_prompt(child)
     leave(child)
-    assert "- hello: Greets people." in server.requests[0].system_text()
+    assert "- hello: Greets people." in json.dumps(server.requests[0].body["tools"])
     assert "Greet Ada warmly" in tool_results(server, 1)[0]
     assert "codebase search specialist" in server.requests[2].system_text()
     assert tool_results(server, 3)[-1] == "SUBAGENT-FOUND calc.py"

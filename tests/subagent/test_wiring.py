@@ -118,7 +118,7 @@ async def open_live(assembly: AgentAssembly, seen: list[LiveSessionEvent],
     return live
 
 
-def test_the_system_prompt_lists_model_skills_and_subagents_by_name(tmp_path: Path) -> None:
+def test_the_skill_and_task_tools_list_skills_and_subagents_by_name(tmp_path: Path) -> None:
     root = project(tmp_path)
     user_only = root / ".aimon" / "skills" / "secret"
     user_only.mkdir()
@@ -133,12 +133,13 @@ def test_the_system_prompt_lists_model_skills_and_subagents_by_name(tmp_path: Pa
 
     asyncio.run(main())
     request = client.requests[0]
-    assert "# Skills" in request.system
-    assert "- vars: Show every render variable." in request.system
-    assert "- review: Review code changes" in request.system
-    assert "- secret:" not in request.system
-    assert "first=$1" not in request.system  # bodies stay out: progressive disclosure
-    assert "- helper: Helps with small self-contained tasks." in request.system
+    described = {tool.name: tool.description for tool in request.tools}
+    skills, agents = described["Skill"], described["Task"]
+    assert "- vars: Show every render variable." in skills
+    assert "- review: Review code changes" in skills
+    assert "- secret:" not in skills
+    assert "first=$1" not in skills  # bodies stay out: progressive disclosure
+    assert "- helper: Helps with small self-contained tasks." in agents
     names = [tool.name for tool in request.tools]
     assert {"Skill", "Task", "TaskList", "TaskStop", "AgentOutput"} <= set(names)
 
