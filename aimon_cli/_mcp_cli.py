@@ -1,18 +1,23 @@
-"""`aimon mcp list|get|add|remove|login|logout`: the MCP servers of the settings and `.mcp.json`.
+"""`aimon mcp list|get|add|remove|login|logout`: the MCP servers of each scope.
 
-Scopes, as Claude Code's: `local` (this project, only you: .aimon/settings.local.json, the
-default), `project` (shared with the team: .mcp.json), `user` (every project: the user
-settings.json). Each edit re-reads the file and changes only its `mcpServers` entry.
+Scopes, as Claude Code's: `local` (this project, only you: kept in your data, by project, and
+trusted as your own; the default), `project` (shared with the team: .mcp.json, asked about
+once), `user` (every project: the user settings.json). Each edit re-reads the file and
+changes only its server entries. A name already taken in the scope is refused, never
+replaced in silence. Servers a `.aimon/settings.local.json` holds (where older versions put
+local ones) are listed too, and can be removed.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from aimon_core.config import (
     LOCAL_SETTINGS_FILE,
@@ -22,12 +27,24 @@ from aimon_core.config import (
     MCPServerConfig,
     SettingsError,
     check_server,
+    edit_local_servers,
+    local_mcp_path,
+    local_servers,
 )
 from aimon_core.filesystem import write_atomic
 
 mcp_app = typer.Typer(add_completion=False, rich_markup_mode=None,
                       help="List, add and remove MCP servers.",
                       context_settings={"help_option_names": ["-h", "--help"]})
+
+
+class _SpelledUsage(TyperCommand):
+    """A command whose usage line is its `options_metavar`, as written: Typer would write a
+    required argument as `{name}`."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        """Return the usage line's pieces: the one spelled out."""
+        return [self.options_metavar or ""]
 
 
 class Scope(StrEnum):
@@ -44,11 +61,16 @@ def scope_file(scope: Scope, project_root: Path) -> Path:
 
     match scope:
         case Scope.LOCAL:
-            return project_root / PROJECT_DIR / LOCAL_SETTINGS_FILE
+            return local_mcp_path()
         case Scope.PROJECT:
             return project_root / MCP_JSON_FILE
         case Scope.USER:
             return user_config_dir() / SETTINGS_FILE
+
+
+def _legacy_file(project_root: Path) -> Path:
+    """Return where older versions kept local servers (a file the user must trust)."""
+    return project_root / PROJECT_DIR / LOCAL_SETTINGS_FILE
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -67,11 +89,23 @@ def _servers_of(path: Path) -> dict[str, Any]:
     return servers if isinstance(servers, dict) else {}
 
 
+def _scope_servers(scope: Scope, root: Path) -> dict[str, Any]:
+    """Return the raw entries of a scope, by name (local: also the legacy file's)."""
+    if scope is not Scope.LOCAL:
+        return _servers_of(scope_file(scope, root))
+    try:
+        own = {name: config.to_json() for name, config in local_servers(root)}
+    except SettingsError as exc:
+        typer.echo(f"warning: {exc}", err=True)
+        own = {}
+    return {**_servers_of(_legacy_file(root)), **own}
+
+
 def _entries(root: Path) -> list[tuple[Scope, str, MCPServerConfig]]:
     found: list[tuple[Scope, str, MCPServerConfig]] = []
     for scope in (Scope.USER, Scope.PROJECT, Scope.LOCAL):
         path = scope_file(scope, root)
-        for name, entry in _servers_of(path).items():
+        for name, entry in _scope_servers(scope, root).items():
             try:
                 found.append((scope, name, check_server(entry, key=f"mcpServers.{name}",
                                                         path=path, display=str(path))))
@@ -80,8 +114,17 @@ def _entries(root: Path) -> list[tuple[Scope, str, MCPServerConfig]]:
     return found
 
 
-def _edit(path: Path, change: Any) -> None:
+def _edit(scope: Scope, root: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    """Apply `change` to a scope's entries (by name); return the file written."""
+    if scope is Scope.LOCAL:
+        return edit_local_servers(root, change)
     # Re-read right before writing: other tools edit these files too; keep every other key.
+    path = scope_file(scope, root)
+    _edit_file(path, change)
+    return path
+
+
+def _edit_file(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
     data = _read(path)
     servers = data.get("mcpServers")
     if not isinstance(servers, dict):
@@ -99,11 +142,14 @@ def list_servers() -> None:
     if not entries:
         typer.echo("No MCP servers configured. Add one: aimon mcp add NAME -- COMMAND ARGS...")
         return
+    width = max(len(name) for _, name, _ in entries)
+    where = max(len(f"({scope.value}, {config.transport})") for scope, _, config in entries)
     for scope, name, config in entries:
-        typer.echo(f"{name}  ({scope.value}, {config.transport})  {config.describe()}")
+        typer.echo(f"{name:<{width}}  {f'({scope.value}, {config.transport})':<{where}}  "
+                   f"{config.describe()}")
 
 
-@mcp_app.command("get")
+@mcp_app.command("get", cls=_SpelledUsage, options_metavar="NAME")
 def get_server(name: str) -> None:
     """Show one server's entry."""
     matches = [(s, c) for s, n, c in _entries(Path.cwd()) if n == name]
@@ -116,7 +162,8 @@ def get_server(name: str) -> None:
         typer.echo("  " + json.dumps(config.to_json(), indent=2).replace("\n", "\n  "))
 
 
-@mcp_app.command("add")
+@mcp_app.command("add", cls=_SpelledUsage,
+                 options_metavar="[OPTIONS] NAME (-- COMMAND [ARGS]... | URL)")
 def add_server(
     name: str,
     command_or_url: Annotated[list[str], typer.Argument(help="COMMAND ARGS... or the URL")],
@@ -134,33 +181,49 @@ def add_server(
         "--callback-port", help="the loopback port its redirect address names")] = None,
 ) -> None:
     """Add a server: `add NAME -- COMMAND ARGS...` or `add --transport http NAME URL`."""
-    entry: dict[str, Any]
-    if transport == "stdio":
-        entry = {"command": command_or_url[0], "args": command_or_url[1:]}
-        if env:
-            entry["env"] = dict(item.partition("=")[::2] for item in env)
-    elif transport in ("http", "sse") and len(command_or_url) == 1:
-        entry = {"type": transport, "url": command_or_url[0]}
-        if header:
-            entry["headers"] = {k.strip(): v.strip()
-                                for k, _, v in (h.partition(":") for h in header)}
-        oauth = {"clientId": client_id, "clientSecret": client_secret,
-                 "callbackPort": callback_port}
-        if any(value is not None for value in oauth.values()):
-            entry["oauth"] = {k: v for k, v in oauth.items() if v is not None}
-    else:
-        raise typer.BadParameter("give --transport stdio|http|sse; http and sse take one URL")
-    path = scope_file(scope, Path.cwd())
+    root = Path.cwd()
+    oauth = {"clientId": client_id, "clientSecret": client_secret,
+             "callbackPort": callback_port}
+    entry = _new_entry(transport, command_or_url, env, header,
+                       {k: v for k, v in oauth.items() if v is not None})
+    path = scope_file(scope, root)
     try:
         config = check_server(entry, key=f"mcpServers.{name}", path=path, display=str(path))
     except SettingsError as exc:
         typer.echo(f"aimon: {exc}", err=True)
         raise typer.Exit(2) from None
-    _edit(path, lambda servers: servers.__setitem__(name, config.to_json()))
-    typer.echo(f"Added MCP server {name} ({scope.value}: {path}): {config.describe()}")
+    if name in _scope_servers(scope, root):
+        typer.echo(f"aimon: an MCP server named {name!r} is in the {scope.value} scope already "
+                   f"({path}); remove it first: aimon mcp remove {name} -s {scope.value}",
+                   err=True)
+        raise typer.Exit(1)
+    written = _edit(scope, root, lambda servers: servers.__setitem__(name, config.to_json()))
+    typer.echo(f"Added MCP server {name} ({scope.value}: {written}): {config.describe()}")
+    others = [s.value for s, n, _ in _entries(root) if n == name and s is not scope]
+    if others:
+        typer.echo(f"Note: {name!r} is also in the {', '.join(others)} scope; the later of "
+                   "user < project < local wins.")
 
 
-@mcp_app.command("remove")
+def _new_entry(transport: str, command_or_url: list[str], env: list[str] | None,
+               header: list[str] | None, oauth: dict[str, Any]) -> dict[str, Any]:
+    if transport == "stdio":
+        entry: dict[str, Any] = {"command": command_or_url[0], "args": command_or_url[1:]}
+        if env:
+            entry["env"] = dict(item.partition("=")[::2] for item in env)
+        return entry
+    if transport in ("http", "sse") and len(command_or_url) == 1:
+        entry = {"type": transport, "url": command_or_url[0]}
+        if header:
+            entry["headers"] = {k.strip(): v.strip()
+                                for k, _, v in (h.partition(":") for h in header)}
+        if oauth:
+            entry["oauth"] = oauth
+        return entry
+    raise typer.BadParameter("give --transport stdio|http|sse; http and sse take one URL")
+
+
+@mcp_app.command("remove", cls=_SpelledUsage, options_metavar="[OPTIONS] NAME")
 def remove_server(
     name: str,
     scope: Annotated[Scope | None, typer.Option("--scope", "-s")] = None,
@@ -168,16 +231,18 @@ def remove_server(
     """Remove a server (from the one scope that has it, or the --scope given)."""
     root = Path.cwd()
     scopes = [scope] if scope is not None else [
-        s for s in Scope if name in _servers_of(scope_file(s, root))]
-    if not scopes or name not in _servers_of(scope_file(scopes[0], root)):
+        s for s in Scope if name in _scope_servers(s, root)]
+    if not scopes or name not in _scope_servers(scopes[0], root):
         typer.echo(f"No MCP server named {name!r}.", err=True)
         raise typer.Exit(1)
     if len(scopes) > 1:
         typer.echo(f"{name!r} is in several scopes ({', '.join(s.value for s in scopes)}); "
                    "pick one with --scope.", err=True)
         raise typer.Exit(1)
-    path = scope_file(scopes[0], root)
-    _edit(path, lambda servers: servers.pop(name, None))
+    path = _edit(scopes[0], root, lambda servers: servers.pop(name, None))
+    if scopes[0] is Scope.LOCAL and name in _servers_of(_legacy_file(root)):
+        path = _legacy_file(root)
+        _edit_file(path, lambda servers: servers.pop(name, None))
     typer.echo(f"Removed MCP server {name} from {path}")
 
 

@@ -25,6 +25,12 @@ from aimon_core.config._mcp import (
     read_mcp_json,
     server_credentials,
 )
+from aimon_core.config._mcp_local import (
+    LOCAL_MCP_FILE,
+    edit_local_servers,
+    local_mcp_path,
+    local_servers,
+)
 from aimon_core.config._settings import (
     CompactionConfig,
     HookCommandConfig,
@@ -56,6 +62,7 @@ __getattr__ = lazy_getattr(__name__, {"SettingsCallback": "_watch", "watch_setti
 
 __all__ = [
     "CLAUDE_DIR",
+    "LOCAL_MCP_FILE",
     "LOCAL_SETTINGS_FILE",
     "MCP_JSON_FILE",
     "PROJECT_DIR",
@@ -84,10 +91,13 @@ __all__ = [
     "TrustStore",
     "check_server",
     "claude_user_dir",
+    "edit_local_servers",
     "expand",
     "item_digest",
     "known_secrets",
     "load_settings",
+    "local_mcp_path",
+    "local_servers",
     "own_read_filter",
     "read_mcp_json",
     "server_credentials",

@@ -109,6 +109,7 @@ def load_settings(
         values = check_layer(_drop_none(flags), path=None, display=_FLAGS_DISPLAY)
         layers.append(_Layer(layer=SettingsLayer.FLAGS, path=None, values=values))
     _add_mcp_json(layers, root)
+    layers.extend(_local_mcp(root))
     layers, pending = _gate(layers, root, trust_store=trust_store, trust_all=trust_all)
     settings, origin = merge([(item.layer, item.values) for item in layers], root)
     sources = tuple(
@@ -161,6 +162,18 @@ def _reading_notes(layers: list[_Layer], root: Path) -> tuple[str, ...]:
     if claude:
         notes.insert(0, f"read Claude Code settings: {', '.join(claude)}")
     return tuple(notes)
+
+
+def _local_mcp(root: Path) -> list[_Layer]:
+    """Return the layer of the MCP servers the user added for this project (no trust asked:
+    they are the user's own)."""
+    from aimon_core.config._mcp_local import local_mcp_path, local_servers
+
+    servers = local_servers(root)
+    if not servers:
+        return []
+    return [_Layer(layer=SettingsLayer.LOCAL_MCP, path=local_mcp_path(),
+                   values=LayerValues(mcp_servers=servers))]
 
 
 def _add_mcp_json(layers: list[_Layer], root: Path) -> None:

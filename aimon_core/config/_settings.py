@@ -42,6 +42,8 @@ class SettingsLayer(enum.Enum):
     CLAUDE_LOCAL = "claude_local"
     PROJECT = "project"
     LOCAL = "local"
+    # The MCP servers the user added for this project (`aimon mcp add`), in the user's data.
+    LOCAL_MCP = "local_mcp"
     FLAGS = "flags"
 
     @property

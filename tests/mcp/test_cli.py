@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from aimon_core.config import local_mcp_path
 from aimon_core.session import user_config_dir
 
 AIMON = str(Path(sys.executable).with_name("aimon"))
@@ -29,9 +30,10 @@ def test_add_list_get_remove_in_every_scope(tmp_path: Path) -> None:
     assert added.returncode == 0, added.stderr
     assert aimon(tmp_path, "add", "-s", "user", "-e", "A=b", "git", "--", "mcp-server-git",
                  "-r", ".").returncode == 0
-    data = json.loads(local.read_text())
-    assert data["model"] == "keep-me" and data["permissions"] == {"allow": ["Read"]}
-    assert data["mcpServers"]["time"] == {"command": "mcp-server-time",
+    data = json.loads(local.read_text())  # a local server goes to the user's data now
+    assert data == {"model": "keep-me", "permissions": {"allow": ["Read"]}}
+    kept = json.loads(local_mcp_path().read_text())["projects"][str(tmp_path.resolve())]
+    assert kept["mcpServers"]["time"] == {"command": "mcp-server-time",
                                           "args": ["--local-timezone", "UTC"]}
     assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["docs"] == {
         "type": "http", "url": "https://example.com/mcp",
@@ -39,12 +41,15 @@ def test_add_list_get_remove_in_every_scope(tmp_path: Path) -> None:
     user = json.loads((user_config_dir() / "settings.json").read_text())
     assert user["mcpServers"]["git"]["env"] == {"A": "b"}
     listed = aimon(tmp_path, "list").stdout.splitlines()
-    assert listed == ["git  (user, stdio)  mcp-server-git -r .",
+    assert listed == ["git   (user, stdio)    mcp-server-git -r .",
                       "docs  (project, http)  https://example.com/mcp",
-                      "time  (local, stdio)  mcp-server-time --local-timezone UTC"]
+                      "time  (local, stdio)   mcp-server-time --local-timezone UTC"]
     assert "scope: project" in aimon(tmp_path, "get", "docs").stdout
+    again = aimon(tmp_path, "add", "time", "--", "other-server")
+    assert again.returncode == 1 and "is in the local scope already" in again.stderr
+    assert "other-server" not in local_mcp_path().read_text()
     assert aimon(tmp_path, "remove", "time").returncode == 0
-    assert json.loads(local.read_text())["mcpServers"] == {}
+    assert json.loads(local_mcp_path().read_text())["projects"] == {}
     assert aimon(tmp_path, "remove", "nope").returncode == 1
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from aimon_core.agent import Notice
+from aimon_core.agent import SubagentFinished
 from aimon_core.live import LiveSessionEvent, SessionCommandHost
 from aimon_core.llm import LLMRequest, LLMResponse, ScriptedLLMClient, reply, script
 from aimon_core.mcp import resource_tools
@@ -216,4 +216,4 @@ def test_an_agents_tool_patterns_hold_for_the_subagents_it_starts(tmp_path: Path
     bash, write = results(fork[-1])
     assert "agent 'main' may use Bash only as Bash(git log:*)" in bash
     assert "No tool named 'Write'" in write
-    assert any(isinstance(e, Notice) and "subagent helper finished" in e.text for e in seen)
+    assert any(isinstance(e, SubagentFinished) and e.agent == "helper" for e in seen)
