@@ -118,7 +118,7 @@ class PromptCompleter(Completer):
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
             yield from self._files(word)
-        elif text.startswith("/") and text.count(" ") == 1 and " " not in text.strip():
+        elif text.startswith("/") and text.count(" ") == 1:  # `/name ARG`, the first argument
             yield from self._argument(text)
 
     def _commands(self, text: str) -> Iterable[Completion]:

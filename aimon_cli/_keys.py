@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ def repl_key_bindings(host: KeyHost) -> KeyBindings:
     """Return the REPL prompt's key bindings, acting on `host`."""
     bindings = KeyBindings()
 
-    @bindings.add("enter")
+    # While Ctrl-R searches the history, Enter is the search's: it takes the prompt found.
+    @bindings.add("enter", filter=~is_searching)
     def _send(event: KeyPressEvent) -> None:
         buffer = event.current_buffer
         if buffer.document.text_before_cursor.endswith("\\"):  # \ then Enter: a newline

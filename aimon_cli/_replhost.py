@@ -4,7 +4,10 @@ state, questions asked in the terminal, the clipboard and folder trust."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING
+
+from prompt_toolkit.application import get_app_or_none
 
 from aimon_core.command import CANCELLED, CommandRegistry
 
@@ -104,7 +107,9 @@ class ReplCommandHost:
                             label=key if len(key) == 1 else "", hint=label)
                      for key, label in options),
                    Choice(keys=("escape", "c-c"), value=CANCELLED, immediate=True))
-        keys = "/".join(key for key, _ in options if len(key) == 1)
+        shortcuts = [key for key, _ in options if len(key) == 1]
+        keys = (f"1-{shortcuts[-1]}" if len(shortcuts) > 3 and "".join(shortcuts).isdigit()
+                else "/".join(shortcuts))
         async with self._repl.asker.claim():
             value = await choose(question, choices,
                                  done=asyncio.get_running_loop().create_future(),
@@ -135,3 +140,66 @@ class ReplCommandHost:
 
         fallback = user_data_dir() / "last-answer.md"
         return await asyncio.to_thread(copy_to_clipboard, text, fallback)
+
+
+class ReplKeys:
+    """What the REPL's keys act on (`_keys.KeyHost`): interrupting, leaving, the mode, the
+    last shortened result, the clipboard's image."""
+
+    def __init__(self, repl: ReplSession) -> None:
+        self._repl = repl
+        self.armed = False  # a first Ctrl-C at an empty prompt: the second one leaves
+        self._cycling: set[asyncio.Task[None]] = set()
+
+    def busy(self) -> bool:
+        """Tell whether a turn (or a slash command) runs."""
+        return self._repl.busy()
+
+    def interrupt(self) -> bool:
+        """Interrupt the running turn or command; False when there is none."""
+        return self._repl.interrupt()
+
+    def idle_and_empty(self) -> bool:
+        """Tell whether no turn runs and the prompt is empty."""
+        app = get_app_or_none()
+        return not self.busy() and app is not None and not app.current_buffer.text
+
+    def ctrl_c(self, *, had_text: bool) -> None:
+        """Interrupt the running turn; at an idle, empty prompt, exit on the second press."""
+        if self.interrupt() or had_text:
+            self.armed = False
+            return
+        if self.armed:
+            self._repl.request_exit()
+            return
+        self.armed = True
+        self._repl.say("Press Ctrl-C again to exit", "dim")
+
+    def expand_last(self) -> None:
+        """Show the last shortened tool result whole (ctrl+o)."""
+        if self._repl.renderer is not None:
+            self._repl.renderer.expand_last()
+
+    def cycle_mode(self) -> None:
+        """Switch the permission mode: default → acceptEdits → plan → default (Shift-Tab);
+        pressed while the session still opens, once it is open."""
+        task = asyncio.ensure_future(self._cycle_mode())
+        self._cycling.add(task)
+        task.add_done_callback(self._cycling.discard)
+
+    async def _cycle_mode(self) -> None:
+        from aimon_cli._keys import next_mode
+        from aimon_cli._terminal import redraw
+
+        with contextlib.suppress(Exception):  # a failed opening is reported by itself
+            await self._repl.live_session()
+        if self._repl.policy is not None:
+            next_mode(self._repl.policy)
+            redraw(self._repl.prompt.app)
+
+    def paste_image(self) -> None:
+        """Attach the clipboard's image to the prompt (Ctrl-V), or say why there is none."""
+        placeholder = self._repl.attachments.clipboard(self._repl.say)
+        app = get_app_or_none()
+        if placeholder and app is not None:
+            app.current_buffer.insert_text(placeholder)

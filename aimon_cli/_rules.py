@@ -28,3 +28,25 @@ def describe_rule(rule: str, root: Path | None = None) -> str:
     if tool in ("Task", "Agent"):
         return f"the subagent {argument}"
     return rule
+
+
+_COLUMN = re.compile(r"^(\s*\S.*?\S\s{2,})\S")
+
+
+def hanging(text: str, width: int) -> list[str]:
+    """Return `text` wrapped to `width`, each line's rest under its own text: a table row's
+    under its second column (`/trust   Trust this folder's …` goes on under `Trust`), any
+    other line's under its first word, never at the margin."""
+    import textwrap
+
+    rows: list[str] = []
+    for line in text.splitlines() or [""]:
+        if len(line) <= width:
+            rows.append(line)
+            continue
+        column = _COLUMN.match(line)
+        indent = len(column.group(1)) if column and len(column.group(1)) < width // 2 else \
+            len(line) - len(line.lstrip()) + 2
+        rows += textwrap.wrap(line, width, subsequent_indent=" " * indent,
+                              break_on_hyphens=False, drop_whitespace=True) or [line]
+    return rows

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from aimon_cli._store import default_store, resolve_session_id
-from aimon_core.command import format_when
+from aimon_core.command import format_when, plural
 from aimon_core.session import (
     SessionError,
     SessionStore,
@@ -29,7 +29,8 @@ def summary_line(item: SessionSummary, now: datetime | None = None) -> str:
     """Return one listing line (the time as `format_when` writes it)."""
     title = item.title or "(no prompt yet)"
     at = format_when(item.updated_at, now)
-    return f"{item.id}  {at:>{WHEN_WIDTH}}  {item.message_count:>5} msgs  {title}"
+    count = f"{item.message_count} message{'s' * (item.message_count != 1)}"
+    return f"{item.id}  {at:>{WHEN_WIDTH}}  {count:>13}  {title}"
 
 
 @sessions_app.command("list")
@@ -70,7 +71,7 @@ def show_session(session_id: str) -> None:
         raise typer.Exit(1) from None
     totals = record.totals
     typer.echo(f"session {record.id}  agent {record.agent_ref}  project {record.project_root}")
-    typer.echo(f"{totals.turns} turns, {totals.iterations} iterations, "
+    typer.echo(f"{plural(totals.turns, 'turn')}, {plural(totals.iterations, 'iteration')}, "
                f"{totals.input_tokens + totals.output_tokens:,} tokens, ${totals.cost_usd:.4f}")
     for warning in record.load_warnings:
         typer.echo(f"warning: {warning}", err=True)

@@ -14,6 +14,7 @@ import asyncio
 import io
 import os
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
@@ -81,19 +82,20 @@ class PromptWriter(io.TextIOBase):
 
 
 def live_lines(text: str, *, columns: int, rows: int) -> StyleAndTextTuples:
-    """Return the unfinished streamed text as message lines, its last lines if it is long."""
-    lines = text.rstrip("\n").splitlines()
+    """Return the unfinished streamed text as message lines, its last lines if it is long.
+
+    Each line is wrapped here, between words, to one column less than the screen: the
+    prompt's message window cuts a longer line (only its first row showed), and a row that
+    fills the screen's width leaves terminals unsure where the next one starts.
+    """
+    width = max(columns - 1, 10)
+    lines = [row for line in text.rstrip("\n").splitlines()
+             for row in (textwrap.wrap(line, width, drop_whitespace=False,
+                                       break_on_hyphens=False) or [""])]
     if not lines:
         return []
     room = max(rows - KEEP_ROWS, 3)
-    kept: list[str] = []
-    used = 0
-    for line in reversed(lines):
-        height = max(1, -(-len(line) // max(columns, 1)))
-        if used + height > room:
-            break
-        kept.insert(0, line)
-        used += height
+    kept = lines[-room:]
     hidden = len(lines) - len(kept)
     out: StyleAndTextTuples = []
     if hidden:

@@ -38,7 +38,7 @@ from aimon_cli._approval import (
 )
 from aimon_cli._complete import PromptCompleter
 from aimon_cli._early import EarlyPrompt, banner_text
-from aimon_cli._keys import next_mode, repl_key_bindings
+from aimon_cli._keys import repl_key_bindings
 from aimon_cli._pasted import Attachments, refused_attachments
 from aimon_cli._prompt import (
     PROMPT_STYLE,
@@ -48,7 +48,8 @@ from aimon_cli._prompt import (
     prompt_history,
     taking_over,
 )
-from aimon_cli._replhost import ReplCommandHost
+from aimon_cli._replhost import ReplCommandHost, ReplKeys
+from aimon_cli._rules import hanging
 from aimon_cli._terminal import PromptWriter, prompt_message, redraw, tick
 from aimon_core.command import CommandOutcome, default_registry, parse_slash
 
@@ -122,6 +123,7 @@ class ReplSession:
         self._console = console
         self.commands = default_registry()
         self.host = ReplCommandHost(self)
+        self.keys = ReplKeys(self)
         self._live: LiveSession | None = None
         self._opening: asyncio.Task[LiveSession] | None = None
         self._renderer: Renderer | None = None
@@ -130,7 +132,6 @@ class ReplSession:
         self._command: asyncio.Task[Any] | None = None  # a slash command running
         self.exiting = False  # the REPL leaves after the current input
         self._exit_code = 0
-        self._ctrl_c_armed = False
         self._open_error: BaseException | None = None
         self._closed = False
         self._watching: asyncio.Task[None] | None = None
@@ -147,7 +148,7 @@ class ReplSession:
             completer=ThreadedCompleter(self.completer),
             complete_while_typing=True,
             reserve_space_for_menu=4,
-            key_bindings=self._pastes.with_keys(repl_key_bindings(self)),
+            key_bindings=self._pastes.with_keys(repl_key_bindings(self.keys)),
             refresh_interval=0,  # the spinner redraws from _tick, only while a turn runs
             style=PROMPT_STYLE,
             enable_suspend=True,
@@ -215,7 +216,7 @@ class ReplSession:
             self._opening = self._start_opening(self.options.session_id)
         # SIGINT (Ctrl-C while no prompt reads keys) counts as a Ctrl-C key.
         restore = catch_sigint(asyncio.get_running_loop(),
-                               functools.partial(self.ctrl_c, had_text=False))
+                               functools.partial(self.keys.ctrl_c, had_text=False))
         ticker = asyncio.get_running_loop().create_task(tick(
             self._prompt.app, lambda: self._renderer is not None and self._renderer.activity.busy))
         try:
@@ -249,7 +250,7 @@ class ReplSession:
                 text = await self._prompt.prompt_async(default=self.asker.take_draft(),
                                                        pre_run=self._exit_if_requested)
             except KeyboardInterrupt:  # SIGINT from outside, or Ctrl-C the bindings passed on
-                self.ctrl_c(had_text=False)
+                self.keys.ctrl_c(had_text=False)
                 continue
             except EOFError:
                 break
@@ -268,7 +269,7 @@ class ReplSession:
     async def _handle(self, text: str) -> None:
         if not text.strip():
             return
-        self._ctrl_c_armed = False
+        self.keys.armed = False
         if parse_slash(text) is not None:
             await self._run_command(text)
         elif text.startswith("!") and text[1:].strip():
@@ -342,12 +343,20 @@ class ReplSession:
         """Take a pasted path to an image or PDF (a dropped file); return its placeholder."""
         return self._attachments.pasted(text, self.say)
 
-    def paste_image(self) -> None:
-        """Attach the clipboard's image to the prompt (Ctrl-V), or say why there is none."""
-        placeholder = self._attachments.clipboard(self.say)
-        app = get_app_or_none()
-        if placeholder and app is not None:
-            app.current_buffer.insert_text(placeholder)
+    @property
+    def attachments(self) -> Attachments:
+        """Return the images and PDFs attached to the prompt being edited."""
+        return self._attachments
+
+    @property
+    def renderer(self) -> Renderer | None:
+        """Return the current session's renderer, once it is open."""
+        return self._renderer
+
+    @property
+    def prompt(self) -> PromptSession[str]:
+        """Return the prompt session (the keys redraw it)."""
+        return self._prompt
 
     # ── opening, switching and closing sessions ─────────────────────────────────────────
 
@@ -480,11 +489,6 @@ class ReplSession:
         return (self._command is not None and not self._command.done()) or (
             live is not None and live.status().running_turn is not None)
 
-    def idle_and_empty(self) -> bool:
-        """Tell whether no turn runs and the prompt is empty."""
-        app = get_app_or_none()
-        return not self.busy() and app is not None and not app.current_buffer.text
-
     def interrupt(self) -> bool:
         """Interrupt the running turn or command; the prompts queued behind a turn go back
         into the input box. False when there is nothing to interrupt."""
@@ -515,29 +519,6 @@ class ReplSession:
         else:
             self.say(note, "dim")
         return True
-
-    def ctrl_c(self, *, had_text: bool) -> None:
-        """Interrupt the running turn; at an idle, empty prompt, exit on the second press."""
-        if self.interrupt() or had_text:
-            self._ctrl_c_armed = False
-            return
-        if self._ctrl_c_armed:
-            self.request_exit()
-            return
-        self._ctrl_c_armed = True
-        self.say("Press Ctrl-C again to exit", "dim")
-
-    def expand_last(self) -> None:
-        """Show the last shortened tool result whole (ctrl+o)."""
-        if self._renderer is not None:
-            self._renderer.expand_last()
-
-    def cycle_mode(self) -> None:
-        """Switch the permission mode: default → acceptEdits → plan → default (Shift-Tab)."""
-        if self.policy is None:
-            self.say("The permission mode can change once the session is open.", "dim")
-        else:
-            next_mode(self.policy)
 
     def _message(self) -> StyleAndTextTuples:
         """Return the prompt, with a spinner line above it while a turn runs.
@@ -583,8 +564,10 @@ class ReplSession:
         self.say(text, "red")
 
     def say(self, text: str, style: str = "") -> None:
-        """Print a line above the prompt (`style`: a rich style such as "dim", "red")."""
-        self.console.print(text, style=style or None, markup=False, highlight=False)
+        """Print lines above the prompt (`style`: "dim", "red"...), wrapped by `hanging`."""
+        for line in hanging(text, max(self.console.width - 1, 20)):
+            self.console.print(line, style=style or None, markup=False, highlight=False,
+                               no_wrap=True, overflow="fold")
 
 
 def _call_all(calls: tuple[Callable[[], None], ...]) -> None:

@@ -57,15 +57,23 @@ Spawn = Callable[..., pexpect.spawn]
 def spawn(server: LoopbackModelServer, project: Path, home: Path) -> Iterator[Spawn]:
     children: list[pexpect.spawn] = []
 
-    def start(*args: str, first: str | None = "›") -> pexpect.spawn:
-        """Start aimon with `args`; wait for `first` on screen (None: do not wait)."""
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIMON_PROVIDER", "AIMON_MODEL"))}
-        env.update(provider_env(server), AIMON_HOME=str(home), AIMON_NO_LOCAL_PROBE="1",
-                   PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm")
-        child = pexpect.spawn(AIMON, ["--provider", PROVIDER, "--model", MODEL, *args],
-                              cwd=str(project), env=env, dimensions=(40, 120),
-                              encoding="utf-8", timeout=TIMEOUT)
+    def start(*args: str, first: str | None = "›", env: dict[str, str] | None = None,
+              dimensions: tuple[int, int] = (40, 120), model: tuple[str, ...] | None = None,
+              cwd: Path | None = None) -> pexpect.spawn:
+        """Start aimon with `args`; wait for `first` on screen (None: do not wait).
+
+        `env` is added to the environment; `model` replaces the provider and model flags.
+        """
+        environment = {k: v for k, v in os.environ.items()
+                       if not k.startswith(("ANTHROPIC_", "OPENAI_", "AIMON_PROVIDER",
+                                            "AIMON_MODEL"))}
+        environment.update(provider_env(server), AIMON_HOME=str(home),
+                           AIMON_NO_LOCAL_PROBE="1", PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm")
+        environment.update(env or {})
+        chosen = model if model is not None else ("--provider", PROVIDER, "--model", MODEL)
+        child = pexpect.spawn(AIMON, [*chosen, *args], cwd=str(cwd or project),
+                              env=environment, dimensions=dimensions, encoding="utf-8",
+                              timeout=TIMEOUT)
         children.append(child)
         if first is not None:
             child.expect_exact(first)  # by default, the first prompt
@@ -129,3 +137,44 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = TIMEOU
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting until {what}")
         time.sleep(0.05)
+
+
+class Checks:
+    """Expectations of one long pty story, each named by the item it shows (`m7`, `p4`).
+
+    A check that fails is noted and the story goes on, so that one run against older code
+    names every item that fails, not only the first; `done` fails the test with them all.
+    """
+
+    def __init__(self, child: pexpect.spawn, timeout: float = 8) -> None:
+        self.child, self.timeout = child, timeout
+        self.failed: list[str] = []
+
+    def see(self, item: str, text: str, *, exact: bool = False) -> bool:
+        """Wait for `text` on screen (anywhere it wraps unless `exact`); note a miss."""
+        try:
+            if exact:
+                self.child.expect_exact(text, timeout=self.timeout)
+            else:
+                expect_text(self.child, text, timeout=self.timeout)
+        except pexpect.TIMEOUT:
+            self.failed.append(f"{item}: did not see {text!r}")
+            return False
+        return True
+
+    def check(self, item: str, ok: bool, what: str) -> None:
+        """Note `what` as failed for `item` unless `ok`."""
+        if not ok:
+            self.failed.append(f"{item}: {what}")
+
+    def done(self) -> None:
+        """Fail with every check that failed."""
+        assert not self.failed, "\n".join(self.failed)
+
+
+def screen_text(child: pexpect.spawn) -> str:
+    """Return what the last expect consumed, without escape sequences (for `in` checks)."""
+    return _CODES.sub("", str(child.before) + str(child.after))
+
+
+_CODES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\r\x08]")

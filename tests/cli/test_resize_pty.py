@@ -108,11 +108,14 @@ class Terminal:
             self.column = min(max(column, 0), self.columns - 1)
         elif final == "J" and (not numbers or numbers[0] == 0):
             self.erases += 1
+            # Erasing a row's end ends its continuation too (xterm's ClearRight).
             self.lines[self.row][self.column:] = [" "] * (self.columns - self.column)
+            self.wrapped[self.row] = False
             for row in range(self.row + 1, self.rows):
                 self.lines[row], self.wrapped[row] = [" "] * self.columns, False
         elif final == "K" and (not numbers or numbers[0] == 0):
             self.lines[self.row][self.column:] = [" "] * (self.columns - self.column)
+            self.wrapped[self.row] = False
 
     def resize(self, columns: int) -> None:
         """Narrow or widen the screen, rewrapping its lines (the cursor stays on its char)."""
