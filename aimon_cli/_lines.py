@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from aimon_cli._rules import describe_rule
+from aimon_cli._rules import auth_hint, describe_rule
 from aimon_core.agent import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -256,21 +256,10 @@ def stop_line(result: ExecutionResult) -> Text | None:
             return Text("⏹ Interrupted. Partial output is kept; say what to do next.",
                         style="yellow")
         case StopCause.MODEL_ERROR:
-            return Text(f"✗ Model error: {result.reason}{_model_error_hint(result)}",
+            hint = auth_hint(result.error)
+            return Text(f"✗ Model error: {result.reason}" + (f"\n  {hint}" if hint else ""),
                         style="bold red")
         case cause if cause in _LIMIT_HINTS:
             return Text(f"⚠ {reason}; {_LIMIT_HINTS[cause]}.", style="yellow")
         case _:
             return Text(f"⚠ {reason}.", style="yellow")
-
-
-def _model_error_hint(result: ExecutionResult) -> str:
-    """Return what to do about a model error that says it (a key the provider refused)."""
-    from aimon_core.llm import LLMAuthError
-
-    error = result.error
-    if not isinstance(error, LLMAuthError):
-        return ""
-    variable = f"{error.provider.upper()}_API_KEY" if error.provider else "the API key"
-    return (f"\n  The provider refused the API key: check {variable} (or, for another server, "
-            "--base-url and its key), then send the prompt again.")

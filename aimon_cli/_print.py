@@ -379,7 +379,10 @@ def _write_result(job: PrintJob, result: ExecutionResult, live: LiveSession, out
         if result.text:
             output.write(result.text.rstrip() + "\n")
         if not result.stop.ok:
-            err.write(f"aimon: {result.reason}\n")
+            from aimon_cli._rules import auth_hint
+
+            hint = auth_hint(result.error)
+            err.write(f"aimon: {result.reason}\n" + (f"aimon: {hint}\n" if hint else ""))
 
 
 def exit_code(result: ExecutionResult, live: LiveSession | None = None) -> int:

@@ -50,3 +50,14 @@ def hanging(text: str, width: int) -> list[str]:
         rows += textwrap.wrap(line, width, subsequent_indent=" " * indent,
                               break_on_hyphens=False, drop_whitespace=True) or [line]
     return rows
+
+
+def auth_hint(error: object) -> str:
+    """Return what to do about a model error that is a key the provider refused, or ""."""
+    from aimon_core.llm import LLMAuthError
+
+    if not isinstance(error, LLMAuthError):
+        return ""
+    variable = f"{error.provider.upper()}_API_KEY" if error.provider else "the API key"
+    return (f"The provider refused the API key: check {variable} (or, for another server, "
+            "--base-url and its key), then send the prompt again.")

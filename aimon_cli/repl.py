@@ -500,10 +500,10 @@ class ReplSession:
         if live is None or running is None or (
                 renderer is not None and renderer.finished_turn == running):
             return False  # the turn shown has ended (what runs now is its bookkeeping)
-        if not live.interrupt(running):
-            return False
         # Turns run in the order they were offered: the first not done is the running one.
         queued = [t for t in self._turns if not t.done() and t.cancelling() == 0][1:]
+        if not live.interrupt(running):
+            return False
         dropped = [self._turns[t] for t in queued]
         for task in queued:
             task.cancel()

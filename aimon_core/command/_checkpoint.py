@@ -52,16 +52,16 @@ async def _checkpoints(host: CommandHost) -> tuple[LiveSession, SessionCheckpoin
 
 
 async def _restore_code(host: CommandHost, checkpoints: SessionCheckpoints,
-                        checkpoint: Checkpoint, verb: str) -> tuple[bool, str]:
-    """Show the diff, ask, restore; return (restored, what to tell the user)."""
+                        checkpoint: Checkpoint, verb: str, note: str = "") -> tuple[bool, str]:
+    """Show the diff, ask (after `note`), restore; return (restored, what to tell the user)."""
     from aimon_core.checkpoint import CheckpointError
 
     plan = await checkpoints.plan(checkpoint)
     label = f"prompt {checkpoint.turn} ({short(checkpoint.prompt, 40)!r})"
     if not plan.changes:
         return False, f"Nothing to {verb}: the files are as they were before {label}."
-    question = (f"{verb.capitalize()}: put {plural(len(plan.changes), 'file')} back as before "
-                f"{label}?")
+    question = (f"{note}{verb.capitalize()}: put {plural(len(plan.changes), 'file')} back as "
+                f"before {label}?")
     if plan.outside:
         question += f" This overwrites changes made outside aimon: {', '.join(plan.outside)}."
     if not await host.confirm(question, f"{plan.summary}\n\n{plan.diff}"):
@@ -100,11 +100,12 @@ async def _undo(args: str, host: CommandHost) -> CommandOutcome:
     if target is None:
         return CommandOutcome.message("Nothing to undo: no prompt of this session changed "
                                       "files.")
-    _, text = await _restore_code(host, checkpoints, target, "undo")
+    note = ""
     if passed:
         which = ", ".join(str(turn) for turn in reversed(passed))
-        text = (f"{'Prompt' if len(passed) == 1 else 'Prompts'} {which} changed no files; "
-                f"undoing prompt {target.turn} instead.\n{text}")
+        note = (f"{'Prompt' if len(passed) == 1 else 'Prompts'} {which} changed no files, so "
+                f"this undoes prompt {target.turn}. ")
+    _, text = await _restore_code(host, checkpoints, target, "undo", note)
     return CommandOutcome.message(text)
 
 

@@ -5,6 +5,7 @@ Every wait is on screen text (or on a process appearing or going away), never a 
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import sys
@@ -74,6 +75,7 @@ def spawn(server: LoopbackModelServer, project: Path, home: Path) -> Iterator[Sp
         child = pexpect.spawn(AIMON, [*chosen, *args], cwd=str(cwd or project),
                               env=environment, dimensions=dimensions, encoding="utf-8",
                               timeout=TIMEOUT)
+        child.logfile_read = io.StringIO()  # all it wrote, for `screen_text`
         children.append(child)
         if first is not None:
             child.expect_exact(first)  # by default, the first prompt
@@ -173,8 +175,12 @@ class Checks:
 
 
 def screen_text(child: pexpect.spawn) -> str:
-    """Return what the last expect consumed, without escape sequences (for `in` checks)."""
-    return _CODES.sub("", str(child.before) + str(child.after))
+    """Return everything `child` wrote so far (what the last expect consumed, for a child
+    started elsewhere), without escape sequences, for `in` checks."""
+    log = child.logfile_read
+    text = log.getvalue() if isinstance(log, io.StringIO) else str(child.before) + str(
+        child.after)
+    return _CODES.sub("", text)
 
 
 _CODES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\r\x08]")

@@ -251,3 +251,30 @@ def test_calls_print_one_header_each_resize_leaves_no_stale_spinner_and_interrup
     shown = "\n".join(aimon.terminal.everything())
     assert shown.index("A first paragraph.") < shown.index("And a half-written") < \
         shown.index("Interrupting…") < shown.index("⏹ Interrupted.")
+
+
+def test_narrowing_during_a_long_answer_shows_it_whole_and_leaves_no_stale_rows(
+        session: tuple[Session, LoopbackModelServer, Path]) -> None:
+    """m4 (issue 26): narrowed from 100 to 60 columns while a long paragraph streams."""
+    aimon, server, _ = session
+    paragraph = " ".join(f"word{n}" for n in range(60)) + " last-word-shown"
+    server.add(StallStream(reply=Reply(text=paragraph + "\n\nThe end."), after_events=3,
+                           seconds=60, released=True))
+    aimon.shows("›")
+    aimon.child.send("tell it\r")
+    aimon.shows("last-word-shown")
+    aimon.shows("Esc/Ctrl-C to interrupt")
+    for columns in (90, 80, 70, 60):  # a drag: one resize after another
+        erased = aimon.terminal.erases
+        aimon.terminal.resize(columns)
+        aimon.child.setwinsize(30, columns)
+        aimon.wait(lambda rows, before=erased: aimon.terminal.erases > before and redrawn(rows),
+                   f"the live area is drawn again at {columns} columns")
+    rows = aimon.wait(lambda rows: any("last-word-shown" in row for row in rows),
+                      "the whole paragraph shows at 60 columns")
+    everything = aimon.terminal.everything()
+    assert sum("working ·" in row for row in everything) == 1, "\n".join(everything)
+    assert sum("word0 word1" in row for row in everything) == 1, "\n".join(everything)
+    assert all(len(row) <= 60 for row in rows)
+    server.release()
+    aimon.shows("The end.")
