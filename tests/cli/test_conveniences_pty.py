@@ -20,7 +20,7 @@ import pytest
 
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
-from .conftest import Checks, Spawn, editor_live, leave, wait_prompt
+from .conftest import Checks, Spawn, editor_live, leave, screen_text, wait_prompt
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -205,6 +205,9 @@ def test_pickers_and_argument_completion(spawn: Spawn, server: LoopbackModelServ
     checks.see("/resume picker", "› an earlier session")
     checks.see("/resume picker", "First session.")
     wait_prompt(child)
+    shown = screen_text(child)
+    checks.check("p3 said once", shown[shown.rfind("/resume"):].count("Resumed session") == 1,
+                 "the resume was announced twice")
     child.send("/skill\r")
     checks.see("/skill picker", "Run which skill?")
     checks.see("/skill picker", "· Esc cancels] ↑/↓ Enter", exact=True)

@@ -411,7 +411,11 @@ def test_approval_wording_keys_and_commands(spawn: Spawn, server: LoopbackModelS
     wait_prompt(child)
     child.send("print\r")
     checks.see("m2 one key", "] ↑/↓ Enter")
-    child.send("o")
+    child.send("\x1b")  # answer later, with a command
+    checks.see("p8 bad arguments", "1 approval waiting")
+    child.send("/approve nosuchid\r")
+    checks.see("p8 bad arguments", "no waiting approval has the id 'nosuchid'")
+    child.send("/approve\r")
     checks.see("m5 Ctrl-O", "Printed.")
     wait_prompt(child)
     child.sendcontrol("o")
@@ -477,6 +481,25 @@ def test_rewind_lists_prompts_once_and_cancels_quietly(
     shown = screen_text(child)
     checks.check("m14 rewind cancel", "Usage:" not in shown[shown.rfind("/rewind"):],
                  "a cancelled picker said Usage")
+    leave(child)
+    checks.done()
+
+
+def test_a_subagents_own_model_goes_as_written_to_an_openai_compatible_server(
+        spawn: Spawn, server: LoopbackModelServer, project: Path) -> None:
+    agents = project / ".aimon" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper.md").write_text("---\nname: helper\ndescription: Helps.\n"
+                                      "model: deepseek-chat\n---\nYou help.\n")
+    server.add(Reply(text="Helped."))
+    child = spawn(model=("--base-url", server.openai_base_url, "--model", "qwen3-coder"))
+    checks = Checks(child)
+    editor_live(child)
+    child.send("/task helper say hi\r")
+    checks.see("subagent model", "Helped.")
+    wait_prompt(child)
+    sent = server.requests[-1].body.get("model")
+    checks.check("subagent model", sent == "deepseek-chat", f"the fork asked for {sent!r}")
     leave(child)
     checks.done()
 
