@@ -159,7 +159,7 @@ class Checks:
                 self.child.expect_exact(text, timeout=self.timeout)
             else:
                 expect_text(self.child, text, timeout=self.timeout)
-        except pexpect.TIMEOUT:
+        except (pexpect.TIMEOUT, pexpect.EOF):
             self.failed.append(f"{item}: did not see {text!r}")
             return False
         return True
