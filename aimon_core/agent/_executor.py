@@ -36,6 +36,7 @@ from aimon_core.agent._prompt import Environment, assemble_system_prompt, gather
 from aimon_core.agent._runtime import AgentRuntime
 from aimon_core.agent._transcript import INTERRUPTED_RESULT, TranscriptRepair
 from aimon_core.agent._turn import Turn
+from aimon_core.agent._usage import call_cost, interrupted_usage
 from aimon_core.llm import (
     LLMError,
     LLMRequest,
@@ -48,7 +49,6 @@ from aimon_core.llm import (
     StreamRestarted,
     TextBlock,
     TextDelta,
-    ThinkingBlock,
     ThinkingDelta,
     ToolResultBlock,
     ToolUseBlock,
@@ -356,7 +356,7 @@ class OrcaExecutor:
 
             raise LLMStreamError("the model stream ended without a complete response")
         run.tracker.usage = run.tracker.usage + response.usage
-        cost = _cost(runtime.model, runtime.client.provider, response.usage)
+        cost = call_cost(runtime.model, runtime.client.provider, response.usage)
         run.cost_usd += cost
         run.emit(AssistantMessageCompleted(
             message=response.message, usage=response.usage, cost_usd=cost
@@ -365,18 +365,13 @@ class OrcaExecutor:
 
     def _count_interrupted(self, run: _Run, request: LLMRequest, reported: Usage | None,
                            streamed: str) -> None:
-        """Count what a call interrupted mid-stream spent: the usage the provider reported
-        so far (Anthropic: the input, at the start), what is missing estimated."""
-        if reported is None and not streamed:
-            return  # nothing came back: the call may not even have reached the model
-        usage = reported or Usage()
-        output = _rough_tokens(len(streamed))
-        if output > usage.output_tokens:  # the output count comes only at the end
-            usage, run.usage_estimated = replace(usage, output_tokens=output), True
-        if reported is None:  # OpenAI reports usage only at the end
-            usage, run.usage_estimated = replace(usage, input_tokens=_input_tokens(request)), True
-        run.tracker.usage = run.tracker.usage + usage
-        run.cost_usd += _cost(run.runtime.model, run.runtime.client.provider, usage)
+        """Count what a call interrupted mid-stream spent (`interrupted_usage`)."""
+        spent = interrupted_usage(request, reported, streamed)
+        if spent is not None:
+            usage, estimated = spent
+            run.tracker.usage = run.tracker.usage + usage
+            run.cost_usd += call_cost(run.runtime.model, run.runtime.client.provider, usage)
+            run.usage_estimated = run.usage_estimated or estimated
 
     async def _run_tools(self, run: _Run, tool_uses: Sequence[ToolUseBlock]) -> str | None:
         """Run a batch of tool calls, commit their results; return a reason to stop, if any."""
@@ -607,36 +602,3 @@ def _settings(runtime: AgentRuntime) -> ModelSettings:
         thinking_budget=base.thinking_budget,
     )
 
-
-def _cost(model: str, provider: str, usage: Usage) -> float:
-    from aimon_core.llm import cost_usd, model_info
-
-    return cost_usd(usage, model_info(model, provider))
-
-
-def _rough_tokens(chars: int) -> int:
-    """Return ~4 characters a token (`aimon_core.compact`, above this layer, estimates finer)."""
-    return (chars + 3) // 4
-
-
-def _input_tokens(request: LLMRequest) -> int:
-    """Return a rough count of a request's input tokens (an image counts ~1,600)."""
-    chars = len(request.system) + sum(
-        len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema, default=str))
-        for tool in request.tools)
-    images = 0
-    for message in request.messages:
-        for block in message.content:
-            match block:
-                case TextBlock(text=text):
-                    chars += len(text)
-                case ToolUseBlock(name=name, input=tool_input):
-                    chars += len(name) + len(json.dumps(tool_input, default=str))
-                case ToolResultBlock(content=content):
-                    chars += sum(len(part.text) for part in content if isinstance(part, TextBlock))
-                    images += sum(not isinstance(part, TextBlock) for part in content)
-                case ThinkingBlock(thinking=thinking):
-                    chars += len(thinking)
-                case _:  # an image or a document
-                    images += 1
-    return _rough_tokens(chars) + 1_600 * images
