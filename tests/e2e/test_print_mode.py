@@ -255,5 +255,5 @@ def test_slash_commands_run_in_print_mode_without_a_model_call(
     assert budget.returncode == 0, budget.stderr
     assert json.loads(budget.stdout)["stop_reason"] == "command"
     unknown = run_aimon("openai", server, repo, "-p", "/revew")
-    assert unknown.returncode == 1 and "aimon: Unknown command /revew" in unknown.stderr
+    assert unknown.returncode == 2 and "aimon: Unknown command /revew" in unknown.stderr
     assert server.requests == []
