@@ -36,7 +36,7 @@ def read_local_file(path: Path | None = None) -> dict[str, Any]:
     path = path or local_mcp_path()
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file, or no data folder to hold one
         return {}
     except OSError as error:
         raise SettingsError(path=path, key=None, display=_DISPLAY,
