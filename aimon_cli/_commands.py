@@ -130,10 +130,10 @@ def _paint_first_prompt(args: RootArgs) -> EarlyPrompt | None:
     """
     if args.print_mode or args.pick or args.continue_last or args.prompt is not None:
         return None
-    from aimon_cli._early import EarlyPrompt, banner_text
+    from aimon_cli._early import EarlyPrompt, banner_text, screen_width
     from aimon_core import __version__
 
-    return EarlyPrompt.paint(banner_text(__version__, str(Path.cwd().resolve())))
+    return EarlyPrompt.paint(banner_text(__version__, str(Path.cwd().resolve()), screen_width()))
 
 
 def _root(args: RootArgs, early: EarlyPrompt | None) -> int:

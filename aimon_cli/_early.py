@@ -33,9 +33,24 @@ _BRACKETED_PASTE_ON, _BRACKETED_PASTE_OFF = "\x1b[?2004h", "\x1b[?2004l"
 _MENU_ROWS = 4
 
 
-def banner_text(version: str, project_root: str) -> str:
-    """Return the line shown above the first prompt."""
-    return f"aimon {version} · {project_root} · /help for commands"
+def banner_text(version: str, project_root: str, width: int = 0) -> str:
+    """Return the line shown above the first prompt; on a screen `width` columns wide too
+    narrow for it, one line a part, so that the terminal never breaks it mid-word."""
+    lines: list[str] = []
+    for part in (f"aimon {version}", project_root, "/help for commands"):
+        if lines and (not width or len(lines[-1]) + 3 + len(part) <= width):
+            lines[-1] += f" · {part}"
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+def screen_width(stdout: int = 1) -> int:
+    """Return the terminal's width in columns (0 when it cannot tell)."""
+    try:
+        return os.get_terminal_size(stdout).columns
+    except OSError:
+        return 0
 
 
 class EarlyPrompt:
@@ -71,7 +86,8 @@ class EarlyPrompt:
             return None
         early = cls(saved, stdin, stdout)
         reserve = "\r\n" * (_MENU_ROWS - 1) + f"\x1b[{_MENU_ROWS - 1}A"
-        early._write(f"{_grey(banner)}\r\n{reserve}{_BRACKETED_PASTE_ON}\x1b[0;1m›\x1b[0m ")
+        lines = "\r\n".join(_grey(line) for line in banner.splitlines())
+        early._write(f"{lines}\r\n{reserve}{_BRACKETED_PASTE_ON}\x1b[0;1m›\x1b[0m ")
         return early
 
     def clear_line(self) -> None:

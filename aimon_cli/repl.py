@@ -37,7 +37,7 @@ from aimon_cli._approval import (
     plan_presented,
 )
 from aimon_cli._complete import PromptCompleter
-from aimon_cli._early import EarlyPrompt, banner_text
+from aimon_cli._early import EarlyPrompt, banner_text, screen_width
 from aimon_cli._keys import repl_key_bindings
 from aimon_cli._pasted import Attachments, refused_attachments
 from aimon_cli._prompt import (
@@ -546,7 +546,8 @@ class ReplSession:
         from aimon_core import __version__
 
         print_formatted_text(FormattedText([
-            ("#888888", banner_text(__version__, str(self.options.project_root))),
+            ("#888888", banner_text(__version__, str(self.options.project_root),
+                                    screen_width())),
         ]))
 
     def _show(self, outcome: CommandOutcome) -> None:

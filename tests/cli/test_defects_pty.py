@@ -460,6 +460,18 @@ def test_approval_wording_keys_and_commands(spawn: Spawn, server: LoopbackModelS
     checks.done()
 
 
+def test_a_narrow_banner_wraps_between_words(spawn: Spawn, project: Path) -> None:
+    from aimon_core import __version__
+
+    width = len(f"aimon {__version__} · {project.resolve()} · /help for c")  # "ommands" over
+    child = spawn(dimensions=(20, width))
+    editor_live(child)
+    rows = [row.rstrip() for row in final_screen(child)]
+    assert "/help for commands" in rows, rows
+    assert f"aimon {__version__} · {project.resolve()}" in rows, rows
+    leave(child)
+
+
 def test_rewind_lists_prompts_once_and_cancels_quietly(
         spawn: Spawn, server: LoopbackModelServer, project: Path) -> None:
     server.add(write(project / "step.txt", "one\n"), Reply(text="Wrote one."))
