@@ -24,7 +24,7 @@ def register_bg(commands: CommandRegistry | None, flags: RuntimeFlags) -> None:
     commands.register(SlashCommand(
         name="bg", usage="/bg [PROMPT]", run=bg,
         description="Move this session to the background service (with PROMPT as its next "
-                    "turn); aimon attach ID comes back to it"))
+                    "turn); aimon attach ID comes back to it"), system=True)
 
 
 async def background(prompt: str, host: CommandHost, flags: RuntimeFlags) -> CommandOutcome:

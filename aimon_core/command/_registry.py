@@ -231,12 +231,16 @@ class CommandRegistry:
             for alias in command.aliases:
                 self._aliases[alias] = command.name
 
-    def register(self, command: SlashCommand) -> None:
-        """Add a custom command; raise CommandNameError if its name is a system command's."""
+    def register(self, command: SlashCommand, *, system: bool = False) -> None:
+        """Add a custom command; raise CommandNameError if its name is a system command's.
+
+        `system`: a command of aimon's own that its host adds later (the REPL's `/bg`):
+        listed with the system commands, and kept when the custom ones are read again.
+        """
         self._check_name(command)
         if command.aliases:
             raise CommandNameError(command.name, "custom commands cannot have aliases")
-        self._custom[command.name] = command
+        (self._system if system else self._custom)[command.name] = command
 
     def unregister(self, name: str) -> bool:
         """Remove a custom command; return whether there was one."""

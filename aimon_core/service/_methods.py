@@ -389,4 +389,4 @@ def register_service_commands(service: Service, assembly: AgentAssembly) -> None
         return CommandOutcome.message(hosted.rewakes.text())
 
     commands.register(SlashCommand(name="rewakes", run=rewakes, description=(
-        "List background work that woke (or will wake) this session")))
+        "List background work that woke (or will wake) this session")), system=True)

@@ -95,6 +95,7 @@ def test_reload_undo_and_compact(spawn: Spawn, server: LoopbackModelServer,
                                     "entry.\n---\nWrite the changelog entry for $1.\n")
     checks.see("reload skills", "skills, subagents and commands reloaded: +/changelog")
     wait_prompt(child)
+    checks.check("reload skills", "-/bg" not in screen_text(child), "aimon's /bg was dropped")
     child.send("/changelog 2.1\r")
     checks.see("reload skills", "Changelog for 2.1 written.")
     wait_prompt(child)
@@ -448,6 +449,8 @@ def test_approval_wording_keys_and_commands(spawn: Spawn, server: LoopbackModelS
                  f"a long row went on at the margin: {rows[trust:trust + 3]}")
     checks.check("p2 commands grouped", "Custom commands" not in screen_text(child),
                  "built-in skills were called custom commands")
+    checks.check("p2 commands grouped", "Your commands" not in screen_text(child),
+                 "aimon's own /bg was listed as a command of the user's")
     child.send("/help\r")
     checks.see("p2 help", "… and 3 skills")
     wait_prompt(child)
