@@ -45,8 +45,14 @@ def hanging(text: str, width: int) -> list[str]:
             rows.append(line)
             continue
         column = _COLUMN.match(line)
+        margin = len(line) - len(line.lstrip())
+        if column and len(column.group(1)) >= width // 2:  # too wide a first column: the
+            first = column.group(1)                     # rest goes on under it, indented
+            rows += textwrap.wrap(first, width, subsequent_indent=" " * (margin + 4),
+                                  break_on_hyphens=False)
+            line, margin = " " * (margin + 4) + line[len(first):], margin + 2
         indent = len(column.group(1)) if column and len(column.group(1)) < width // 2 else \
-            len(line) - len(line.lstrip()) + 2
+            margin + 2
         rows += textwrap.wrap(line, width, subsequent_indent=" " * indent,
                               break_on_hyphens=False, drop_whitespace=True) or [line]
     return rows
