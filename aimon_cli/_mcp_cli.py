@@ -167,8 +167,9 @@ def get_server(name: str) -> None:
 def add_server(
     name: str,
     command_or_url: Annotated[list[str], typer.Argument(help="COMMAND ARGS... or the URL")],
-    transport: Annotated[str, typer.Option("--transport", "-t",
-                                           help="stdio, http or sse")] = "stdio",
+    transport: Annotated[str, typer.Option(
+        "--transport", "-t", help="stdio, http or sse (default: http for a lone URL, "
+                                  "else stdio)")] = "",
     scope: Annotated[Scope, typer.Option("--scope", "-s")] = Scope.LOCAL,
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE")] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H",
@@ -182,6 +183,10 @@ def add_server(
 ) -> None:
     """Add a server: `add NAME -- COMMAND ARGS...` or `add --transport http NAME URL`."""
     root = Path.cwd()
+    if not transport:  # a lone URL can only be a remote server: no program is called that
+        lone_url = len(command_or_url) == 1 and command_or_url[0].startswith(
+            ("http://", "https://"))
+        transport = "http" if lone_url else "stdio"
     oauth = {"clientId": client_id, "clientSecret": client_secret,
              "callbackPort": callback_port}
     entry = _new_entry(transport, command_or_url, env, header,

@@ -65,7 +65,8 @@ def test_a_registered_client_is_written_and_login_logout_name_the_server(
                   "--client-secret", "${ACME_SECRET}", "--callback-port", "8765", "acme",
                   "https://mcp.acme.example/mcp")
     assert added.returncode == 0, added.stderr
-    entry = json.loads((tmp_path / ".aimon" / "settings.local.json").read_text())["mcpServers"]
+    entry = json.loads(local_mcp_path().read_text())["projects"][str(tmp_path.resolve())][
+        "mcpServers"]
     assert entry["acme"]["oauth"] == {"clientId": "aimon-at-acme",
                                       "clientSecret": "${ACME_SECRET}", "callbackPort": 8765}
     missing = aimon(tmp_path, "login", "nope")
@@ -74,3 +75,13 @@ def test_a_registered_client_is_written_and_login_logout_name_the_server(
     stdio = aimon(tmp_path, "login", "time")
     assert stdio.returncode == 0 and "needs no sign-in" in stdio.stdout
     assert "kept no sign-in for MCP server acme" in aimon(tmp_path, "logout", "acme").stdout
+
+
+def test_a_lone_url_is_a_remote_server(tmp_path: Path) -> None:
+    assert aimon(tmp_path, "add", "-s", "project", "web", "https://example.com/mcp"
+                 ).returncode == 0
+    assert aimon(tmp_path, "add", "-s", "project", "tool", "--", "https-helper", "x"
+                 ).returncode == 0
+    servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
+    assert servers == {"web": {"type": "http", "url": "https://example.com/mcp"},
+                       "tool": {"command": "https-helper", "args": ["x"]}}
