@@ -91,8 +91,10 @@ async def run_shell(run: ShellRun) -> ExecutionResult:
     output.flush()
     run.persist(shell_record(run.command, result.text))
     _finished(run, tool_input, label, result, started)
-    stop = StopCause.COMMAND_FAILED if result.is_error else StopCause.COMMAND
-    return _outcome(stop, f"!{run.command}", started, text=result.text)
+    if result.is_error:
+        return _outcome(StopCause.COMMAND_FAILED, f"!{run.command} failed", started,
+                        text=result.text)
+    return _outcome(StopCause.COMMAND, f"!{run.command}", started, text=result.text)
 
 
 def _refusal(run: ShellRun, bash: Tool, tool_input: dict[str, str]) -> str | None:

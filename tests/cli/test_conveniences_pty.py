@@ -68,6 +68,7 @@ def test_mentions_and_shell_commands(spawn: Spawn, server: LoopbackModelServer,
     checks.see("!command", "● Bash(echo shell-out-$((6*7)))")
     checks.see("!command output", "shell-out-42")
     wait_prompt(child)
+    checks.check("!command", "⚠ !echo" not in screen_text(child), "a warning followed it")
     child.send("!rm calc.py\r")
     checks.see("!command deny rule", "Not run:")
     wait_prompt(child)

@@ -274,6 +274,37 @@ def test_replay_shows_prompts_calls_answers_and_turns_without_an_answer() -> Non
         "Counted.\n")
 
 
+def test_replay_shows_a_shell_command_with_its_output_and_wants_no_answer() -> None:
+    from aimon_core.live._shell import shell_record
+
+    screen = Screen()
+    messages = [shell_record("ls", "calc.py\nnotes.md\n"),
+                shell_record("sleep 9", "tick\n", interrupted=True),
+                Message.user("what is there?"),
+                Message(role="assistant", content=(TextBlock(text="Two files."),))]
+    screen.renderer.replay(messages, prompts=3)
+    assert screen() == (
+        f"Resumed session {SESSION} (4 messages); the last 3 prompts:\n"
+        "› !ls\n"
+        "● Bash(ls)\n"
+        "  ⎿ calc.py\n"
+        "    notes.md\n"
+        "› !sleep 9\n"
+        "✗ Bash(sleep 9)\n"
+        "  ⎿ tick\n"
+        "    (interrupted by the user)\n"
+        "› what is there?\n"
+        "Two files.\n")
+
+
+def test_a_shell_command_that_ran_needs_no_stop_line() -> None:
+    from aimon_cli._lines import stop_line
+
+    assert stop_line(result(StopCause.COMMAND, "!ls")) is None
+    line = stop_line(result(StopCause.COMMAND_FAILED, "!false failed"))
+    assert line is not None and line.plain == "⚠ !false failed."
+
+
 def test_replay_looks_at_the_end_only_and_finds_what_a_whole_walk_finds() -> None:
     import random
 
