@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.text import Text
 
 from aimon_cli._lines import result_tail, tool_label
-from aimon_core.command import Called, Said, conversation, plural
+from aimon_core.command import Called, Said, conversation, plural, shell_call
 from aimon_core.llm import Message, TextBlock, ToolResultBlock
 
 REPLAY_PROMPTS = 3
@@ -52,7 +52,7 @@ def replay_lines(messages: Sequence[Message], session_id: str, project_root: Pat
                 if not answered:
                     out.append(Text(NO_ANSWER, style="yellow"))
                 out.append(Text(f"› {_cut(_prompt_text(text))}", style="bold"))
-                shell = _shell_call(text)
+                shell = shell_call(text)
                 if shell is not None:  # a `!command`: its output, and no answer is due
                     out.extend(_call_lines(shell, project_root))
                 answered = shell is not None
@@ -73,17 +73,6 @@ def _prompt_text(text: str) -> str:
         command = text.removeprefix("<bash-input>").split("</bash-input>", 1)[0]
         return f"!{command}"
     return text
-
-
-def _shell_call(text: str) -> Called | None:
-    """Return a `!command`'s record as the Bash call it ran, or None for a prompt."""
-    if not text.startswith("<bash-input>"):
-        return None
-    command, _, rest = text.removeprefix("<bash-input>").partition("</bash-input>")
-    output = rest.partition("<bash-stdout>")[2].rpartition("</bash-stdout>")[0]
-    interrupted = output.endswith("(interrupted by the user)")
-    return Called(name="Bash", input={"command": command}, result=output.strip(),
-                  is_error=interrupted, answered=True)
 
 
 def _call_lines(call: Called, project_root: Path | None) -> list[Text | str]:

@@ -17,6 +17,7 @@ from aimon_core.command._export import (
     conversation,
     export_markdown,
     last_answer,
+    shell_call,
 )
 from aimon_core.command._format import (
     describe_budget,
@@ -153,6 +154,7 @@ __all__ = [
     "rules_rows",
     "session_choices",
     "sessions_text",
+    "shell_call",
     "status_text",
     "system_commands",
     "workflow_commands",

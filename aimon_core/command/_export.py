@@ -73,26 +73,44 @@ def conversation(messages: Sequence[Message]) -> Iterator[Item]:
                     pass
 
 
+def shell_call(text: str) -> Called | None:
+    """Return a prompt that records a `!command` as the Bash call it ran, else None."""
+    if not text.startswith("<bash-input>"):
+        return None
+    command, _, rest = text.removeprefix("<bash-input>").partition("</bash-input>")
+    output = rest.partition("<bash-stdout>")[2].rpartition("</bash-stdout>")[0]
+    interrupted = output.endswith("(interrupted by the user)")
+    return Called(name="Bash", input={"command": command}, result=output.strip(),
+                  is_error=interrupted, answered=True)
+
+
 def export_markdown(live: LiveSession, now: datetime | None = None) -> str:
     """Return the session's conversation as a Markdown document."""
-    from aimon_core.tools import call_label
-
     when = (now or datetime.now(UTC)).astimezone().strftime("%Y-%m-%d %H:%M")
     lines = [f"# aimon session {live.id}", "",
              f"Project `{live.project_root}` · model {live.runtime.model} · exported {when}", ""]
     for item in conversation(live.record.transcript.messages):
         match item:
+            case Said(text=text, by_user=True) if (shell := shell_call(text)) is not None:
+                lines += ["## You", "", f"`!{shell.input['command']}`", "",
+                          *_call_lines(shell, live)]
             case Said(text=text, by_user=True):
                 lines += ["## You", "", text.strip(), ""]
             case Said(text=text):
                 lines += ["## aimon", "", text.strip(), ""]
-            case Called(name=name, input=tool_input, result=result, is_error=is_error):
-                tool = live.runtime.tools.get(name)
-                label = call_label(name, tool_input, tool.describe if tool else None,
-                                   live.project_root)
-                lines += [f"**{'✗' if is_error else '●'} {label}**", "",
-                          *_fenced(result or "(no result)"), ""]
+            case Called() as call:
+                lines += _call_lines(call, live)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _call_lines(call: Called, live: LiveSession) -> list[str]:
+    from aimon_core.tools import call_label
+
+    tool = live.runtime.tools.get(call.name)
+    label = call_label(call.name, call.input, tool.describe if tool else None,
+                       live.project_root)
+    return [f"**{'✗' if call.is_error else '●'} {label}**", "",
+            *_fenced(call.result or "(no result)"), ""]
 
 
 def _fenced(text: str) -> list[str]:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from aimon_core.command._export import Called, Said, _fenced, conversation, last_answer
+from aimon_core.command._export import (
+    Called,
+    Said,
+    _fenced,
+    conversation,
+    last_answer,
+    shell_call,
+)
+from aimon_core.live._shell import shell_record
 from aimon_core.llm import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 TRANSCRIPT = (
@@ -41,3 +49,12 @@ def test_a_long_result_is_cut_and_a_fence_inside_it_gets_a_longer_one() -> None:
     fenced = _fenced("\n".join(f"line {n}" for n in range(30)))
     assert fenced[0] == "```" and fenced[-2] == "… 10 more lines" and len(fenced) == 23
     assert _fenced("```py\nx\n```")[0] == "````"
+
+
+def test_a_shell_command_reads_as_the_bash_call_it_ran() -> None:
+    record = shell_record("ls", "a.py\nb.py\n").text
+    assert shell_call(record) == Called(name="Bash", input={"command": "ls"},
+                                        result="a.py\nb.py", is_error=False, answered=True)
+    cut = shell_call(shell_record("sleep 9", "tick\n", interrupted=True).text)
+    assert cut is not None and cut.is_error and cut.result == "tick\n\n(interrupted by the user)"
+    assert shell_call("fix the test") is None
