@@ -28,6 +28,8 @@ MENTION = re.compile(r"(?<!\S)@((?:\\ |[^\s#@])+)(?:#L(\d+)(?:-(\d+))?)?")
 LISTED_ENTRIES = 200
 MAX_PDF_BYTES = 32 * 1024 * 1024
 _SKIPPED = frozenset({".git", "__pycache__", "node_modules", ".venv"})
+# A mention that looks like a path (`@src/`, `@calc.py`), not a handle (`@nobody`).
+_PATH_LIKE = re.compile(r"/|\.\w{1,8}$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +59,8 @@ async def attach_mentions(prompt: str, ctx: ToolContext, *, images: bool = True,
     for match in MENTION.finditer(prompt):
         raw, first, last = match.group(1).replace("\\ ", " "), match.group(2), match.group(3)
         # `see @calc.py.` ends a sentence: the stop is not part of the name.
-        for name in dict.fromkeys((raw, raw.rstrip(".,;:!?)]}'\""))):
+        names = dict.fromkeys((raw, raw.rstrip(".,;:!?)]}'\"")))
+        for name in names:
             if not name or (name, first, last) in seen:
                 continue
             found = await _attach(name, first, last, ctx, images=images, pdfs=pdfs)
@@ -66,6 +69,11 @@ async def attach_mentions(prompt: str, ctx: ToolContext, *, images: bool = True,
                 blocks.extend(found[0])
                 notes.append(found[1])
                 break
+        else:  # a path that names nothing (a typo?) is sent as typed; the person is told
+            name = list(names)[-1]
+            if name and _PATH_LIKE.search(name) and (name, first, last) not in seen:
+                seen.add((name, first, last))
+                notes.append(f"@{name} names no file or folder here: sent as typed")
     return Mentions(blocks=tuple(blocks), notes=tuple(notes))
 
 

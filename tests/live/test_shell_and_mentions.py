@@ -94,7 +94,8 @@ def test_a_deny_rule_refuses_a_shell_command_and_nothing_is_recorded(root: Path)
 def test_mentions_attach_files_ranges_folders_images_and_documents(root: Path) -> None:
     client = ScriptedLLMClient(steps=[reply("ok")], provider="anthropic")
     seen, _ = run(root, client, ("read @calc.py#L10-12, @docs/ and @shot.png @spec.pdf, "
-                                 "mail me@example.com or @nobody", False))
+                                 "mail me@example.com or @nobody; not @calc.p or @doc/",
+                                 False))
     content = client.requests[0].messages[0].content
     texts = [b.text for b in content if isinstance(b, TextBlock)]
     assert texts[0].startswith("read @calc.py#L10-12")
@@ -107,7 +108,9 @@ def test_mentions_attach_files_ranges_folders_images_and_documents(root: Path) -
     notes = [e.text for e in seen if isinstance(e, Notice)]
     assert notes == ["⎿ Attached calc.py#L10-12 (lines 10-12 of 50)",
                      "⎿ Attached the listing of docs/", "⎿ Attached the image shot.png",
-                     "⎿ Attached the document spec.pdf (1 KB)"]
+                     "⎿ Attached the document spec.pdf (1 KB)",
+                     "⎿ @calc.p names no file or folder here: sent as typed",
+                     "⎿ @doc/ names no file or folder here: sent as typed"]
 
 
 def test_a_denied_or_outside_file_is_not_attached_and_the_prompt_says_so(
