@@ -36,8 +36,18 @@ def fuzzy_score(query: str, candidate: str) -> int | None:
         return 0
     lowered, wanted = candidate.lower(), query.lower()
     name_start = lowered.rstrip("/").rfind("/") + 1
-    score = position = 0
-    previous = -2
+    # From the start, and from the file's own name (`calc` in `src/calc.py` is the name's,
+    # not the `c` of `src` followed by the rest).
+    best = _matched(lowered, wanted, 0, name_start)
+    if best is None:
+        return None  # (nothing matches from the name if nothing does from the start)
+    if name_start:
+        best = max(best, _matched(lowered, wanted, name_start, name_start) or 0)
+    return best * 100 - len(candidate)
+
+
+def _matched(lowered: str, wanted: str, position: int, name_start: int) -> int | None:
+    score, previous = 0, -2
     for char in wanted:
         found = lowered.find(char, position)
         if found < 0:
@@ -50,7 +60,7 @@ def fuzzy_score(query: str, candidate: str) -> int | None:
         if found >= name_start:
             score += 2
         previous, position = found, found + 1
-    return score * 100 - len(candidate)
+    return score
 
 
 class ProjectFiles:
@@ -84,6 +94,9 @@ class ProjectFiles:
                 return done.stdout.decode("utf-8", "replace").splitlines()[:MAX_FILES]
             except (OSError, subprocess.TimeoutExpired):
                 pass
+        listed = _git_listed(self.root)  # no ripgrep: git knows what .gitignore leaves out
+        if listed is not None:
+            return listed
         found: list[str] = []
         for folder, dirs, names in os.walk(self.root):
             dirs[:] = [d for d in dirs if d not in _SKIPPED]
@@ -92,6 +105,20 @@ class ProjectFiles:
             if len(found) > MAX_FILES:
                 break
         return found[:MAX_FILES]
+
+
+def _git_listed(root: Path) -> list[str] | None:
+    """Return the files git tracks or would (not ignored) under `root`; None outside a
+    repository or without git."""
+    try:
+        done = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard",
+                               "-z"], cwd=root, capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return [name for name in done.stdout.decode("utf-8", "replace").split("\0") if name
+            ][:MAX_FILES]
 
 
 def _parents(folder: str) -> Iterable[str]:
