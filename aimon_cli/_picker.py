@@ -59,7 +59,8 @@ async def pick_session(summaries: Sequence[SessionSummary], *,
                    zip(summaries, picker_lines(summaries), strict=True), 1)]
     choices += [Choice(keys=("escape", "c-c"), value="", immediate=True)]
     never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    chosen = await choose("Resume which session? (↑/↓, Enter; Esc cancels)", tuple(choices),
-                          done=never, on_typed=lambda _: None, guard=0,
-                          keys=f"1-{min(len(summaries), 9)}")
+    count = min(len(summaries), 9)
+    chosen = await choose("Resume which session?", tuple(choices), done=never,
+                          on_typed=lambda _: None, guard=0,
+                          keys=("1" if count == 1 else f"1-{count}") + " · Esc cancels")
     return chosen or None

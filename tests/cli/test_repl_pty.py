@@ -25,6 +25,7 @@ from .conftest import (
     RESUME_HINT,
     TIMEOUT,
     Spawn,
+    expect_text,
     leave,
     stored,
     wait_prompt,
@@ -248,7 +249,7 @@ def test_resume_without_an_id_offers_a_numbered_list(
                            encoding="utf-8", timeout=TIMEOUT)
     picker.expect_exact("❯ ")  # the first session is highlighted: arrow keys move it
     picker.expect_exact(session_id)
-    picker.expect_exact("Resume which session?")
+    expect_text(picker, "Resume which session? [1 · Esc cancels]")  # as /resume's
     picker.send("\x1b[B\x1b[A\r")  # down, up (there is one session), Enter
     picker.expect_exact(f"Resumed session {session_id}")
     assert leave(picker) == session_id
