@@ -250,8 +250,8 @@ def stop_line(result: ExecutionResult) -> Text | None:
     """Return the line that says why a turn stopped, or None when it simply answered."""
     reason = result.reason[:1].upper() + result.reason[1:]
     match result.stop:
-        case StopCause.ANSWERED | StopCause.COMMAND:  # a `!command`: its call line tells
-            return None
+        case StopCause.ANSWERED | StopCause.COMMAND | StopCause.COMMAND_FAILED:
+            return None  # (a `!command`: its call line tells how it went)
         case StopCause.INTERRUPTED:
             return Text("⏹ Interrupted. Partial output is kept; say what to do next.",
                         style="yellow")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from aimon_core.agent import (
     AgentEvent,
+    ApprovalRefused,
     ExecutionResult,
     StopCause,
     ToolCallFinished,
@@ -75,7 +76,10 @@ async def run_shell(run: ShellRun) -> ExecutionResult:
                              label=label))
     started = time.monotonic()
     refused = _refusal(run, bash, tool_input)
-    if refused is not None:
+    if refused is not None:  # told as a call a rule refused (✗), as the model's are
+        run.emit(ApprovalRefused(tool_use_id=run.tool_use_id, tool_name="Bash",
+                                 tool_input=tool_input, label=label, reason=refused,
+                                 denied=True, suggested_rule=""))
         result = ToolResult.error(f"Not run: {refused}.")
         _finished(run, tool_input, label, result, started)
         return _outcome(StopCause.COMMAND_FAILED, f"!{run.command} was not run: {refused}",

@@ -70,8 +70,11 @@ def test_mentions_and_shell_commands(spawn: Spawn, server: LoopbackModelServer,
     wait_prompt(child)
     checks.check("!command", "⚠ !echo" not in screen_text(child), "a warning followed it")
     child.send("!rm calc.py\r")
-    checks.see("!command deny rule", "Not run:")
+    checks.see("!command deny rule", "✗ Bash(rm calc.py)")
+    checks.see("!command deny rule", "Denied: denied by rule Bash(rm:*)")
     wait_prompt(child)
+    checks.check("!command deny rule", "was not run" not in screen_text(child),
+                 "the refusal was said twice")
     child.send("what did it print?\r")
     checks.see("!command", "Seen the output.")
     wait_prompt(child)

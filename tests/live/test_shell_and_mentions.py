@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from aimon_core.agent import (
+    ApprovalRefused,
     Notice,
     StopCause,
     ToolCallFinished,
@@ -89,6 +90,8 @@ def test_a_deny_rule_refuses_a_shell_command_and_nothing_is_recorded(root: Path)
     finished = next(e for e in seen if isinstance(e, ToolCallFinished))
     assert finished.result.is_error and finished.result.text.startswith("Not run:")
     assert (root / "calc.py").exists() and messages == []
+    refused = next(e for e in seen if isinstance(e, ApprovalRefused))  # shown with ✗
+    assert refused.denied and refused.tool_use_id == finished.tool_use_id
 
 
 def test_mentions_attach_files_ranges_folders_images_and_documents(root: Path) -> None:
