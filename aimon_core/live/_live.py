@@ -65,7 +65,7 @@ from aimon_core.live._events import (
 from aimon_core.live._host import CommandScope, SessionCommandHost
 from aimon_core.live._keeper import RecordKeeper
 from aimon_core.live._questions import PendingQuestions
-from aimon_core.live._shell import ShellRun, run_shell
+from aimon_core.live._shell import ShellRun, interrupted, run_shell
 from aimon_core.llm import ContentBlock, LLMClient, Message, TextBlock, Usage, model_info
 from aimon_core.permission import SessionApprovals, TurnApprovals
 from aimon_core.session import (
@@ -380,10 +380,17 @@ class LiveSession:
             run = ShellRun(command=command, tool_use_id=f"shell-{turn_id}",
                            context=self.tool_context, policy=policy, emit=self._publish,
                            persist=self._persist)
-            async with self._checkpointed(f"!{command}") as snapshot:
-                if snapshot is not None:
-                    await snapshot
-                result = await run_shell(run)
+            started = time.monotonic()
+            try:
+                async with self._checkpointed(f"!{command}") as snapshot:
+                    if snapshot is not None:
+                        await snapshot
+                    result = await run_shell(run)
+            except asyncio.CancelledError:  # told as a turn's end, as an interrupted turn is
+                await self._keeper.writer.flush()
+                self._publish(TurnFinished(turn_id=turn_id, result=interrupted(command, started),
+                                           totals=self.record.totals))
+                raise
             await self._keeper.writer.flush()
             self._publish(TurnFinished(turn_id=turn_id, result=result, totals=self.record.totals))
             return result

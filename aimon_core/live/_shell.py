@@ -91,6 +91,8 @@ async def run_shell(run: ShellRun) -> ExecutionResult:
     except asyncio.CancelledError:
         output.flush()
         run.persist(shell_record(run.command, output.tail, interrupted=True))
+        kept = f"\n\nIts last lines of output:\n{output.tail}" if output.tail else ""
+        _finished(run, tool_input, label, ToolResult.error(f"Interrupted.{kept}"), started)
         raise
     output.flush()
     run.persist(shell_record(run.command, result.text))
@@ -114,6 +116,11 @@ def _finished(run: ShellRun, tool_input: dict[str, str], label: str, result: Too
     run.emit(ToolCallFinished(tool_use_id=run.tool_use_id, name="Bash", input=tool_input,
                               result=result, duration_s=time.monotonic() - started,
                               label=label))
+
+
+def interrupted(command: str, started: float) -> ExecutionResult:
+    """Return the outcome of a `!command` the person interrupted."""
+    return _outcome(StopCause.INTERRUPTED, f"!{command} was interrupted", started)
 
 
 def _outcome(stop: StopCause, reason: str, started: float, text: str = "") -> ExecutionResult:

@@ -18,7 +18,7 @@ from aimon_core.agent import (
     ToolCallStarted,
     parse_agent,
 )
-from aimon_core.live import LiveSessionEvent
+from aimon_core.live import LiveSessionEvent, TurnFinished
 from aimon_core.llm import (
     DocumentBlock,
     ImageBlock,
@@ -158,7 +158,12 @@ def test_an_interrupted_shell_command_keeps_what_it_printed(root: Path) -> None:
     (record,) = asyncio.run(main())
     assert record.text == ("<bash-input>echo first; sleep 60</bash-input>\n"
                            "<bash-stdout>first\n(interrupted by the user)</bash-stdout>")
-    assert not any(isinstance(e, ToolCallFinished) for e in seen)
+    # Told as an interrupted turn is: the call ends with what it printed, then the turn.
+    finished = next(e for e in seen if isinstance(e, ToolCallFinished))
+    assert finished.result.is_error and finished.result.text == (
+        "Interrupted.\n\nIts last lines of output:\nfirst")
+    ended = next(e for e in seen if isinstance(e, TurnFinished))
+    assert ended.result.stop is StopCause.INTERRUPTED
 
 
 def test_a_shell_turn_ends_as_a_command(root: Path) -> None:
