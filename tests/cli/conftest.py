@@ -5,6 +5,7 @@ Every wait is on screen text (or on a process appearing or going away), never a 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -100,6 +101,26 @@ def expect_text(child: pexpect.spawn, text: str, timeout: float | None = -1) -> 
     """
     child.expect(_WRAP.join(re.escape(char) for char in text if not char.isspace()),
                  timeout=timeout)
+
+
+def expect_screen(child: pexpect.spawn, text: str, timeout: float = TIMEOUT) -> None:
+    """Wait until `text` shows on the emulated screen of `child` (started 40x120).
+
+    For the live area under the prompt: the line editor redraws only the characters that
+    changed, so a line there ("⠼ running Bash · 2s") may never be written out whole.
+    """
+    from .test_resize_pty import Terminal
+
+    deadline = time.monotonic() + timeout
+    while True:
+        terminal = Terminal(40, 120)
+        terminal.feed(child.logfile_read.getvalue())
+        if any(text in row for row in terminal.screen()):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} did not show: {terminal.screen()}")
+        with contextlib.suppress(pexpect.TIMEOUT):  # more output lands in logfile_read
+            child.read_nonblocking(size=65536, timeout=0.2)
 
 
 def wait_prompt(child: pexpect.spawn) -> None:
