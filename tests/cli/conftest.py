@@ -119,8 +119,9 @@ def expect_screen(child: pexpect.spawn, text: str, timeout: float = TIMEOUT) -> 
             return
         if time.monotonic() > deadline:
             raise AssertionError(f"{text!r} did not show: {terminal.screen()}")
-        with contextlib.suppress(pexpect.TIMEOUT):  # more output lands in logfile_read
-            child.read_nonblocking(size=65536, timeout=0.2)
+        with contextlib.suppress(pexpect.TIMEOUT):  # more output lands in logfile_read,
+            more = child.read_nonblocking(size=65536, timeout=0.2)
+            child.buffer = child.buffer + more  # and stays for the expectations after this
 
 
 def wait_prompt(child: pexpect.spawn) -> None:
@@ -173,14 +174,17 @@ class Checks:
         self.child, self.timeout = child, timeout
         self.failed: list[str] = []
 
-    def see(self, item: str, text: str, *, exact: bool = False) -> bool:
-        """Wait for `text` on screen (anywhere it wraps unless `exact`); note a miss."""
+    def see(self, item: str, text: str, *, exact: bool = False, live: bool = False) -> bool:
+        """Wait for `text` on screen (anywhere it wraps unless `exact`; `live`: in the live
+        area under the prompt, read off the emulated screen); note a miss."""
         try:
-            if exact:
+            if live:
+                expect_screen(self.child, text, timeout=self.timeout)
+            elif exact:
                 self.child.expect_exact(text, timeout=self.timeout)
             else:
                 expect_text(self.child, text, timeout=self.timeout)
-        except (pexpect.TIMEOUT, pexpect.EOF):
+        except (pexpect.TIMEOUT, pexpect.EOF, AssertionError):
             self.failed.append(f"{item}: did not see {text!r}")
             return False
         return True

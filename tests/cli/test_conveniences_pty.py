@@ -309,10 +309,10 @@ def test_live_command_output_and_one_key_approvals(spawn: Spawn, server: Loopbac
     checks.see("waiting for approval", "Count to ten")  # the description under the command
     checks.see("one key", "] ↑/↓ Enter", exact=True)
     child.send("\x1b")  # answer later: the prompt comes back with the spinner
-    checks.see("waiting for approval", "waiting for your approval")
+    checks.see("waiting for approval", "waiting for your approval", live=True)
     child.send("/approve\r")
     checks.see("live output", "tick-2")
-    checks.see("live output", "running Bash")
+    checks.see("live output", "running Bash", live=True)
     child.sendcontrol("c")
     checks.see("live output kept", "Interrupted")
     checks.see("live output kept", "tick-2")
