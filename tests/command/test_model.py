@@ -236,7 +236,6 @@ def test_aliases_name_the_newest_model_of_a_family_and_typos_get_them_suggested(
     ("openai", "gpt-5.4", "claude-opus-4-8", "gpt-5.4"),
     ("anthropic", "claude-sonnet-5-5", "haiku", "claude-haiku-5-5"),
     ("anthropic", "claude-sonnet-5-5", "claude-opus-4-8", "claude-opus-4-8"),
-    ("anthropic", "claude-sonnet-5-5", "deepseek-chat", "claude-sonnet-5-5"),
     ("anthropic", "claude-sonnet-5-5", "gpt-5.4", "claude-sonnet-5-5"),
     ("anthropic", "claude-sonnet-5-5", "inherit", "claude-sonnet-5-5"),
 ])
