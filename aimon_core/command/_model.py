@@ -79,8 +79,8 @@ def model_choices(live: LiveSession | None) -> tuple[tuple[str, str], ...]:
     if live is None:
         return ()
     provider, current = live.runtime.client.provider, live.runtime.model
-    aliases = tuple((alias, ALIAS_NOTE.format(model=model))
-                    for alias, model in _aliases(provider))
+    aliases = tuple((alias, ALIAS_NOTE.format(model=model))  # (OpenAI's: typed only)
+                    for alias, model in _aliases(provider)) if provider == "anthropic" else ()
     known = known_models(provider)
     names = known if current in known else (current, *known)
     return (*aliases, *((name, "this session's" if name == current else "") for name in names))

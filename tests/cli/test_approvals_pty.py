@@ -16,7 +16,15 @@ from aimon_core.agent import INTERRUPTED_RESULT, repair_tool_pairs
 from aimon_core.llm import ToolResultBlock
 from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
-from .conftest import Spawn, expect_text, leave, stored, wait_prompt, wait_until
+from .conftest import (
+    Spawn,
+    expect_text,
+    leave,
+    screen_text,
+    stored,
+    wait_prompt,
+    wait_until,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
 
@@ -288,14 +296,16 @@ def test_editing_settings_reloads_them_and_the_new_rule_applies(
 def write_hook_settings(project: Path) -> None:
     (project / ".aimon").mkdir()
     (project / ".aimon" / "settings.json").write_text(json.dumps({"hooks": {
-        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch hook-ran"}]}]}}))
+        # Written by a redirection: a file the hook writes is no script it runs, so its
+        # coming into being does not change what was trusted.
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo > hook-ran"}]}]}}))
 
 
 def test_trusting_a_folder_runs_its_hooks(spawn: Spawn, server: LoopbackModelServer,
                                           project: Path) -> None:
     write_hook_settings(project)
     server.add(Reply(text="Hooked."))
-    child = spawn(first="touch hook-ran")  # what the settings would do, then the question
+    child = spawn(first="echo > hook-ran")  # what the settings would do, then the question
     child.expect_exact("Trust this folder?")
     child.expect_exact("[y/N]")
     child.send("y")
@@ -306,7 +316,10 @@ def test_trusting_a_folder_runs_its_hooks(spawn: Spawn, server: LoopbackModelSer
     assert (project / "hook-ran").exists()
     leave(child)
     again = spawn()  # trusted now: not asked again
-    assert "Trust this folder?" not in str(again.before)
+    again.send("/status\r")  # answered once the settings are read (a question would come first)
+    again.expect_exact("Totals")
+    wait_prompt(again)
+    assert "Trust this folder?" not in screen_text(again)
     leave(again)
 
 

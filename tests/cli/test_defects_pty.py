@@ -256,7 +256,7 @@ def test_start_up_and_print_mode(spawn: Spawn, server: LoopbackModelServer, proj
     leave(child)
     broken = project / ".aimon" / "skills" / "broken"
     broken.mkdir(parents=True)
-    (broken / "SKILL.md").write_text("---\nname: broken\ndescription: [unclosed\n---\nx\n")
+    (broken / "SKILL.md").write_text("---\nname: broken\n---\nx\n")  # no description
     printed = spawn("-p", "/skill broken", first=None)
     checks.child = printed
     checks.see("m16 broken skill", "Skill 'broken' did not load")
