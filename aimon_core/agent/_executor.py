@@ -583,9 +583,8 @@ def _groups(runtime: AgentRuntime, uses: Sequence[ToolUseBlock]) -> list[list[To
 def _edited_note(result: ToolResult, tool_input: Mapping[str, Any]) -> ToolResult:
     """Tell the model the call ran as the person edited it."""
     shown = json.dumps(dict(tool_input), ensure_ascii=False, default=str)
-    note = TextBlock(text=f"(The user edited this call before allowing it; it ran with "
-                          f"this input: {shown})")
-    return replace(result, content=(note, *result.content))
+    note = f"(The user edited this call before allowing it; it ran with this input: {shown})"
+    return replace(result, content=(TextBlock(text=note), *result.content))
 
 
 def _result_block(use: ToolUseBlock, result: ToolResult) -> ToolResultBlock:
