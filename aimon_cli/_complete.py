@@ -10,7 +10,9 @@ the stored sessions may take a moment.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -82,9 +84,7 @@ class ProjectFiles:
         return self._paths
 
     def _listed(self) -> list[str]:
-        from aimon_core.tools._search_tools import find_ripgrep
-
-        rg = find_ripgrep()
+        rg = _ripgrep()
         if rg is not None:
             try:
                 done = subprocess.run(
@@ -105,6 +105,12 @@ class ProjectFiles:
             if len(found) > MAX_FILES:
                 break
         return found[:MAX_FILES]
+
+
+def _ripgrep() -> str | None:
+    """Return `rg`: the one installed next to this Python (the ripgrep wheel), else PATH's."""
+    beside = Path(sys.executable).with_name("rg.exe" if os.name == "nt" else "rg")
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else shutil.which("rg")
 
 
 def _git_listed(root: Path) -> list[str] | None:
