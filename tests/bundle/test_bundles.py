@@ -57,9 +57,12 @@ def test_install_from_a_folder_and_from_a_package(tmp_path: Path,
 
 
 def _runtime(root: Path, agent: str) -> str:
+    """Return the agent's prompt, then what its tools say (the Skill and Task tools list the
+    skills and subagents it may start)."""
     assembly = build_runtime(root, flags=RuntimeFlags(agent=agent),
                              parts=RuntimeParts(client=script(), model="claude-x"))
-    return assembly.runtime.agent.prompt_template
+    told = "\n".join(d.description for d in assembly.runtime.tools.definitions())
+    return f"{assembly.runtime.agent.prompt_template}\n{told}"
 
 
 def test_a_bundles_agent_runs_with_its_subagents_and_skills(tmp_path: Path) -> None:
