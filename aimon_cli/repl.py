@@ -289,8 +289,11 @@ class ReplSession:
         except asyncio.CancelledError:
             if self._closed or asyncio.current_task().cancelling():  # type: ignore[union-attr]
                 raise
-            self.say(f"Cancelled /{name}: nothing it had not finished was kept.", "dim")
-            return
+            try:  # a command that stops its work itself says how it ended (/workflow)
+                outcome = await self._command
+            except (asyncio.CancelledError, Exception):
+                self.say(f"Cancelled /{name}: nothing it had not finished was kept.", "dim")
+                return
         except Exception as exc:  # the session could not open, the store failed, ...
             log.debug("command %r failed", text, exc_info=True)
             self._error(str(exc) or type(exc).__name__)
@@ -493,7 +496,10 @@ class ReplSession:
         """Interrupt the running turn or command; the prompts queued behind a turn go back
         into the input box. False when there is nothing to interrupt."""
         if self._command is not None and not self._command.done():
-            self._command.cancel()
+            live = self._live  # a command that runs a turn (/workflow) has the turn stopped
+            running = live.status().running_turn if live is not None else None
+            if running is None or live is None or not live.interrupt(running):
+                self._command.cancel()
             return True
         live, renderer = self._live, self._renderer
         running = live.status().running_turn if live is not None else None
