@@ -36,7 +36,7 @@ def register_schedule(commands: CommandRegistry | None, call: ScheduleCall) -> N
     commands.register(SlashCommand(
         name="schedule", usage=_USAGE, run=schedule,
         description="List, add, run, pause, resume or remove routines (prompts that run on "
-                    "a schedule in the background service)"))
+                    "a schedule in the background service)"), system=True)
 
 
 async def run_schedule(args: str, host: CommandHost, call: ScheduleCall) -> CommandOutcome:
