@@ -191,8 +191,7 @@ class OrcaExecutor:
                                   prompt=request.prompt.text))
         run.hooks = TurnHooks(request.turn.hooks, run.emit)
         try:
-            # The time limit holds inside a model call or a tool call too (a command is
-            # killed), not only between iterations.
+            # The time limit holds inside model and tool calls too, not only between them.
             async with asyncio.timeout(run.tracker.remaining_seconds()) as deadline:
                 result = await self._start(run)
         except asyncio.CancelledError:
@@ -366,8 +365,7 @@ class OrcaExecutor:
     def _count_interrupted(self, run: _Run, request: LLMRequest, reported: Usage | None,
                            streamed: str) -> None:
         """Count what a call interrupted mid-stream spent (`interrupted_usage`)."""
-        spent = interrupted_usage(request, reported, streamed)
-        if spent is not None:
+        if (spent := interrupted_usage(request, reported, streamed)) is not None:
             usage, estimated = spent
             run.tracker.usage = run.tracker.usage + usage
             run.cost_usd += call_cost(run.runtime.model, run.runtime.client.provider, usage)
@@ -502,8 +500,7 @@ class OrcaExecutor:
         if run.tracker.out_of_time():
             text = (f"Stopped: this tool call did not finish; the turn "
                     f"{run.tracker.time_limit_reason()}.")
-        output = run.output.get(use.id)
-        if output is not None:
+        if (output := run.output.get(use.id)) is not None:
             output.flush()
             if output.tail:
                 text += f"\n\nIts last lines of output:\n{output.tail}"

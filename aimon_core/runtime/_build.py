@@ -258,7 +258,7 @@ def _commands(extensions: Extensions, notices: list[str], root: Path,
     if memory is not None:
         from aimon_core.command import memory_command
 
-        registry.register(memory_command(memory))
+        registry.register(memory_command(memory), system=True)
     _add_commands(registry, extensions, notices, root, readable)
     return registry
 
