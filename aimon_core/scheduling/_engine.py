@@ -138,6 +138,9 @@ class SchedulingEngine:
         left = await asyncio.to_thread(self.log.interrupt_running, self.options.holder, now)
         if left:
             log.warning("%d routine run(s) were interrupted by the last stop", left)
+        # Known before the service says it is ready: whether it must stay up for a routine
+        # (a client that comes and goes at once must not find it busy for a first pass).
+        self._scheduled = await asyncio.to_thread(self._any_scheduled)
         self._loop_task = asyncio.get_running_loop().create_task(self._loop(),
                                                                  name="scheduling engine")
 
@@ -466,6 +469,11 @@ class SchedulingEngine:
                 delay = limits.max_sleep_seconds
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), delay)
+
+    def _any_scheduled(self) -> bool:
+        """Tell whether a routine is active with a next run (blocking)."""
+        return any(routine.state is RoutineState.ACTIVE and routine.next_run is not None
+                   for routine in self.routines.all())
 
     def _delay(self) -> float:
         """Return how long to sleep: until the next routine not running now is due."""
