@@ -26,6 +26,12 @@ from aimon_core.llm._errors import (
     LLMTimeoutError,
     ModelConfigError,
 )
+from aimon_core.llm._intercept import (
+    InterceptingLLMClient,
+    ModelCall,
+    ModelCallInterceptor,
+    ModelProceed,
+)
 from aimon_core.llm._messages import (
     ContentBlock,
     DocumentBlock,
@@ -113,6 +119,7 @@ __all__ = [
     "ContentBlock",
     "DocumentBlock",
     "ImageBlock",
+    "InterceptingLLMClient",
     "LLMAuthError",
     "LLMBadRequestError",
     "LLMClient",
@@ -128,8 +135,11 @@ __all__ = [
     "LLMStreamError",
     "LLMTimeoutError",
     "Message",
+    "ModelCall",
+    "ModelCallInterceptor",
     "ModelConfigError",
     "ModelInfo",
+    "ModelProceed",
     "ModelSettings",
     "OpenAIClient",
     "ProviderChoice",

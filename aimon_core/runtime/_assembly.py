@@ -14,12 +14,13 @@ from aimon_core.runtime._configure import check_rule_tools, hook_specs, permissi
 from aimon_core.runtime._parts import RuntimeFlags, RuntimeSetupError
 
 if TYPE_CHECKING:
-    from aimon_core.agent import AgentRuntime
+    from aimon_core.agent import AgentExecutor, AgentRuntime
     from aimon_core.command import CommandRegistry
     from aimon_core.config import LoadedSettings
     from aimon_core.hook import HookRegistry
     from aimon_core.live import LiveSession
     from aimon_core.mcp import MCPServers
+    from aimon_core.observe import ExecutionInterceptor
     from aimon_core.permission import PermissionPolicy
     from aimon_core.runtime._extensions import Extensions
     from aimon_core.runtime._sandbox import SandboxSetup
@@ -64,6 +65,8 @@ class AgentAssembly:
     client_secrets: SecretPairs = ()
     # Its skills and subagents (None: a caller's own providers replace them).
     extensions: Extensions | None = None
+    # Run around each execution of this runtime's sessions (the cost ledger, tracing, ...).
+    interceptors: tuple[ExecutionInterceptor, ...] = ()
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 
@@ -139,11 +142,20 @@ class AgentAssembly:
             commands=self.commands, scope=self, compaction=compaction,
             prompt_expanders=(self._attach_mcp_resources,) if self.mcp is not None else (),
             # --model beats a resumed session's /model.
-            model=self.runtime.model if self.flags.model else None, mentions=True)
+            model=self.runtime.model if self.flags.model else None, mentions=True,
+            executor=self.executor())
         live = await LiveSession.open(self.runtime, store, self.tool_context(),
                                       session_id=session_id, holder=holder, options=options)
         bind_session(live)  # the sandbox's network questions go to this session
         return live
+
+    def executor(self) -> AgentExecutor:
+        """Return what runs this runtime's executions: the Orca executor inside the
+        interceptors."""
+        from aimon_core.agent import OrcaExecutor
+        from aimon_core.observe import InterceptingAgentExecutor
+
+        return InterceptingAgentExecutor(OrcaExecutor(), self.interceptors)
 
     def _commands(self) -> CommandRegistry:
         assert self.commands is not None

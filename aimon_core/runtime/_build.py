@@ -60,7 +60,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     Raises RuntimeSetupError with a message that says what to fix.
     """
     from aimon_core.agent import AgentRuntime, AgentRuntimeId
-    from aimon_core.llm import ModelSettings, RedactingClient, make_client
+    from aimon_core.llm import InterceptingLLMClient, ModelSettings, RedactingClient, make_client
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
     from aimon_core.shell import MIN_SECRET_LENGTH
@@ -97,6 +97,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     # The last wall: no request leaves with a credential the runtime knows of (the assembly
     # keeps the list, and follows settings reloads). Forks borrow this client too.
     client = RedactingClient(client, lambda: assembly.secrets)
+    # The caller's model-call interceptors see every call: turns, forks, summaries.
+    client = InterceptingLLMClient(client, parts.model_interceptors)
     # Agent-scope approvals belong to the agent in this project, never to every project.
     runtime_id = AgentRuntimeId.of(agent.name, project_key(str(root)))
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
@@ -165,7 +167,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              client_secrets=client_secrets,
                              # Background subagents and workflow runs end with the runtime.
                              closers=[extensions.tasks.close, workflows.aclose],
-                             extensions=extensions if parts.providers is None else None)
+                             extensions=extensions if parts.providers is None else None,
+                             interceptors=parts.interceptors)
     return assembly
 
 

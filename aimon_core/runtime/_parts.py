@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aimon_core.agent import AgentDefinition
-    from aimon_core.llm import LLMClient
+    from aimon_core.llm import LLMClient, ModelCallInterceptor
     from aimon_core.memory import ObservationStore
+    from aimon_core.observe import ExecutionInterceptor
     from aimon_core.runtime._workflows import WorkflowScope
     from aimon_core.tools import Tool, ToolProvider
 
@@ -50,6 +51,8 @@ class RuntimeParts:
     `providers` replace the built-in providers; `client` replaces the model client chosen
     from settings and environment (then `model` names the model, default the agent's).
     `workflows` is the application's run store and task slots (None: the runtime's own).
+    `interceptors` run around each execution of the runtime's sessions, `model_interceptors`
+    around each model call.
     """
 
     tools: tuple[Tool, ...] = ()
@@ -61,6 +64,8 @@ class RuntimeParts:
     workflows: WorkflowScope | None = None
     # Where memory is kept (None: files in aimon's data folder).
     memory: ObservationStore | None = None
+    interceptors: tuple[ExecutionInterceptor, ...] = ()
+    model_interceptors: tuple[ModelCallInterceptor, ...] = ()
 
 
 NO_FLAGS = RuntimeFlags()
