@@ -355,7 +355,7 @@ class OrcaExecutor:
 
             raise LLMStreamError("the model stream ended without a complete response")
         run.tracker.usage = run.tracker.usage + response.usage
-        cost = call_cost(runtime.model, runtime.client.provider, response.usage)
+        cost = call_cost(runtime, response.usage)
         run.cost_usd += cost
         run.emit(AssistantMessageCompleted(
             message=response.message, usage=response.usage, cost_usd=cost
@@ -368,7 +368,7 @@ class OrcaExecutor:
         if (spent := interrupted_usage(request, reported, streamed)) is not None:
             usage, estimated = spent
             run.tracker.usage = run.tracker.usage + usage
-            run.cost_usd += call_cost(run.runtime.model, run.runtime.client.provider, usage)
+            run.cost_usd += call_cost(run.runtime, usage)
             run.usage_estimated = run.usage_estimated or estimated
 
     async def _run_tools(self, run: _Run, tool_uses: Sequence[ToolUseBlock]) -> str | None:

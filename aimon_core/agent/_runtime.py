@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aimon_core.agent._definition import AgentDefinition
 from aimon_core.agent._prompt import ContextSource
 from aimon_core.hook import HookRegistry, PermissionDecision
 from aimon_core.llm import LLMClient, ModelSettings
 from aimon_core.tools import ConcurrencyBehavior, SchemaGate, Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from aimon_core.llm import PriceTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,8 @@ class AgentRuntime:
     # Context providers refreshed at each turn (None: the environment is described once, in
     # the system prompt, as for a fork).
     context: ContextSource | None = None
+    # What a model call costs (the settings' `prices` over aimon's table); None: the table.
+    prices: PriceTable | None = None
 
     @property
     def runtime_id(self) -> AgentRuntimeId:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from aimon_core.llm import (
     LLMRequest,
@@ -14,12 +15,16 @@ from aimon_core.llm import (
     Usage,
 )
 
+if TYPE_CHECKING:
+    from aimon_core.agent._runtime import AgentRuntime
 
-def call_cost(model: str, provider: str, usage: Usage) -> float:
-    """Return what `usage` of `model` costs, in US dollars (0 for a model without prices)."""
-    from aimon_core.llm import cost_usd, model_info
 
-    return cost_usd(usage, model_info(model, provider))
+def call_cost(runtime: AgentRuntime, usage: Usage) -> float:
+    """Return what `usage` of the runtime's model costs, in US dollars, by its price table
+    (the settings' `prices` over aimon's; 0 for a model without prices)."""
+    from aimon_core.llm import DEFAULT_PRICES
+
+    return (runtime.prices or DEFAULT_PRICES).cost(runtime.model, runtime.client.provider, usage)
 
 
 def interrupted_usage(request: LLMRequest, reported: Usage | None, streamed: str

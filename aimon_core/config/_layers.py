@@ -10,6 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from aimon_core.config._observe import ObserveLayer, merge_observe
 from aimon_core.config._sandbox import SandboxLayer, merge_sandbox
 from aimon_core.config._settings import (
     CompactionConfig,
@@ -274,6 +275,7 @@ class _Merged:
     env: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, Any] = field(default_factory=dict)
     sandbox: list[SandboxLayer] = field(default_factory=list)
+    observe: list[tuple[str, bool, ObserveLayer]] = field(default_factory=list)
 
     def add(self, layer: SettingsLayer, values: LayerValues) -> None:
         for name, key in _SCALARS:
@@ -298,6 +300,10 @@ class _Merged:
             self.sandbox.append(values.sandbox)
             if values.sandbox.enabled is not None:
                 self.origin["sandbox.enabled"] = layer
+        if values.observe is not None:
+            from_project = layer not in (SettingsLayer.USER, SettingsLayer.CLAUDE_USER,
+                                         SettingsLayer.FLAGS)
+            self.observe.append((layer.value, from_project, values.observe))
 
     def _extend(
         self, merged: list[Any], items: tuple[Any, ...], key: str, layer: SettingsLayer
@@ -333,6 +339,7 @@ class _Merged:
             tools=ToolSettings(concurrency=self.scalars.get("tool_concurrency"),
                                search_threshold=self.scalars.get("tool_search_threshold"),
                                schema_gate=self.scalars.get("tool_schema_gate")),
+            observe=merge_observe(self.observe),
         )
 
 

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from aimon_core.config._sandbox import SandboxSettings
+from aimon_core.observe._settings import ObserveSettings
 from aimon_core.permission import PermissionMode as PermissionMode
 from aimon_core.permission import PermissionRules
 
@@ -198,6 +199,8 @@ class Settings:
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
+    # Hard caps on spending, price overrides, what traces keep.
+    observe: ObserveSettings = field(default_factory=ObserveSettings)
 
     def hooks_json(self) -> dict[str, list[dict[str, Any]]]:
         """Return the hooks in their settings-file shape, for `aimon_core.hook`'s parser."""

@@ -12,6 +12,7 @@ from typing import Any, NoReturn, cast
 from urllib.parse import urlsplit
 
 from aimon_core.config._mcp import MCPServerConfig, check_mcp_servers
+from aimon_core.config._observe import ObserveLayer, check_observe
 from aimon_core.config._sandbox import SandboxLayer, check_sandbox
 from aimon_core.config._settings import (
     PERMISSION_MODES,
@@ -29,6 +30,8 @@ from aimon_core.permission import RuleError, parse_rule
 TOP_KEYS = (
     "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
     "shellEnvPassthrough", "mcpServers", "compaction", "sandbox", "tools",
+    # Hard caps on spending, price overrides, what traces keep (config/_observe.py).
+    "budget", "prices", "tracing",
     # Read by the service alone (aimon_core/service/_settings.py), from the user's file.
     "service",
     # Where sessions are kept (aimon_core/stores/_backend.py), from the user's file only.
@@ -74,6 +77,7 @@ class LayerValues:
     tool_concurrency: str | None = None
     tool_search_threshold: float | None = None
     tool_schema_gate: str | None = None
+    observe: ObserveLayer | None = None
     # Problems that do not stop loading, e.g. an allow rule naming an unknown tool.
     warnings: tuple[str, ...] = ()
     # Keys aimon does not use (Claude Code's, a later version's), as key paths.
@@ -258,6 +262,7 @@ class _Checker:
             ) if "shellEnvPassthrough" in data else (),
             mcp_servers=self.mcp_servers(data),
             sandbox=check_sandbox(self, data["sandbox"]) if "sandbox" in data else None,
+            observe=check_observe(self, data),
             warnings=tuple(self.warnings),
             unused=tuple(self.unused),
             skipped=tuple(self.skipped),

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         resolve_model_alias,
     )
     from aimon_core.llm._openai import OpenAIClient
+    from aimon_core.llm._prices import DEFAULT_PRICES, ModelPrice, PriceTable
     from aimon_core.llm._redact import RedactingClient, SecretSource, redact_message
     from aimon_core.llm._retry import RetryingClient, RetryPolicy
     from aimon_core.llm._select import (
@@ -95,6 +96,9 @@ _LAZY = {
     "model_info": "_models",
     "resolve_model_alias": "_models",
     "OpenAIClient": "_openai",
+    "DEFAULT_PRICES": "_prices",
+    "ModelPrice": "_prices",
+    "PriceTable": "_prices",
     "RedactingClient": "_redact",
     "SecretSource": "_redact",
     "redact_message": "_redact",
@@ -114,6 +118,7 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
     "DEFAULT_MODELS",
+    "DEFAULT_PRICES",
     "PLACEHOLDER_KEY",
     "AnthropicClient",
     "ContentBlock",
@@ -139,9 +144,11 @@ __all__ = [
     "ModelCallInterceptor",
     "ModelConfigError",
     "ModelInfo",
+    "ModelPrice",
     "ModelProceed",
     "ModelSettings",
     "OpenAIClient",
+    "PriceTable",
     "ProviderChoice",
     "RedactingClient",
     "ResponseCompleted",

@@ -34,6 +34,10 @@ class ModelInfo:
     cache_write_price: float = 0.0
 
 
+# The day the prices below were last checked against the providers' price pages; `aimon
+# usage` and `/cost` say it, and settings (`prices`) override them for other endpoints.
+PRICES_AS_OF = "2026-11-30"
+
 DEFAULT_MODELS: dict[str, str] = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.4"}
 
 _K = 1_000

@@ -61,6 +61,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     """
     from aimon_core.agent import AgentRuntime, AgentRuntimeId
     from aimon_core.llm import InterceptingLLMClient, ModelSettings, RedactingClient, make_client
+    from aimon_core.observe import observe_runtime
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
     from aimon_core.shell import MIN_SECRET_LENGTH
@@ -97,8 +98,10 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     # The last wall: no request leaves with a credential the runtime knows of (the assembly
     # keeps the list, and follows settings reloads). Forks borrow this client too.
     client = RedactingClient(client, lambda: assembly.secrets)
-    # The caller's model-call interceptors see every call: turns, forks, summaries.
-    client = InterceptingLLMClient(client, parts.model_interceptors)
+    # The cost ledger (and its caps) and tracing see every call: turns, forks, summaries.
+    observed = observe_runtime(root, agent.name, settings.settings.observe,
+                               lambda: assembly.settings.settings.observe)
+    client = InterceptingLLMClient(client, (*observed.model, *parts.model_interceptors))
     # Agent-scope approvals belong to the agent in this project, never to every project.
     runtime_id = AgentRuntimeId.of(agent.name, project_key(str(root)))
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
@@ -157,6 +160,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
         context=ContextSet(default_providers(
             CallableProvider("tasks", lambda ctx: extensions.tasks.running_text()),
             MemoryProvider(memory))),
+        prices=observed.prices,
     )
     assembly = AgentAssembly(project_root=root, flags=flags, runtime=runtime, policy=policy,
                              hooks=hooks, settings=settings, notices=notices,
@@ -166,9 +170,10 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              sandbox=sandbox, workflows=workflows,
                              client_secrets=client_secrets,
                              # Background subagents and workflow runs end with the runtime.
-                             closers=[extensions.tasks.close, workflows.aclose],
+                             closers=[extensions.tasks.close, workflows.aclose,
+                                      *observed.closers],
                              extensions=extensions if parts.providers is None else None,
-                             interceptors=parts.interceptors)
+                             interceptors=(*observed.execution, *parts.interceptors))
     return assembly
 
 

@@ -52,7 +52,7 @@ class RuntimeParts:
     from settings and environment (then `model` names the model, default the agent's).
     `workflows` is the application's run store and task slots (None: the runtime's own).
     `interceptors` run around each execution of the runtime's sessions, `model_interceptors`
-    around each model call.
+    around each model call, after aimon's own (the cost ledger, tracing).
     """
 
     tools: tuple[Tool, ...] = ()

@@ -1,0 +1,178 @@
+"""CostLedger: the interceptor that keeps every model call in the ledger and holds the caps.
+
+Before each model call it adds up what is spent (this turn, today, this month) and estimates
+the call; a call that would pass a cap (`budget.perTurnUsd`, `budget.dailyUsd`,
+`budget.monthlyUsd`) is not made: `BudgetCapError` says which cap, and how to raise it. The
+executor ends the turn on it like on any model error, so the transcript stays well formed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from aimon_core.llm import (
+    LLMError,
+    LLMRequest,
+    ModelCall,
+    ModelProceed,
+    PriceTable,
+    ResponseCompleted,
+    StreamEvent,
+)
+from aimon_core.observe._ledger import LedgerEntry, start_of_day, start_of_month
+from aimon_core.observe._settings import BudgetCaps
+
+if TYPE_CHECKING:
+    from aimon_core.agent import AgentRuntime, ExecutionRequest, ExecutionResult
+    from aimon_core.observe._chain import ExecutionProceed
+
+Clock = Callable[[], float]
+
+
+class LedgerStore(Protocol):
+    """Where the ledger's rows live (`SQLiteLedgerStore`); blocking, called off the loop."""
+
+    def add(self, entry: LedgerEntry) -> None:
+        """Keep one call."""
+        ...
+
+    def spent_since(self, since: float) -> float:
+        """Return what every call since `since` cost."""
+        ...
+
+    def entries(self, since: float = 0.0) -> tuple[LedgerEntry, ...]:
+        """Return every call since `since`, oldest first."""
+        ...
+
+
+_CAP_WORDS = {
+    "budget.perTurnUsd": ("per-turn", "this turn"),
+    "budget.dailyUsd": ("daily", "today"),
+    "budget.monthlyUsd": ("monthly", "this month"),
+}
+
+
+class BudgetCapError(LLMError):
+    """A model call was not made: it would pass a hard cap on spending."""
+
+    def __init__(self, *, cap: str, limit: float, spent: float, estimate: float,
+                 where: str = "") -> None:
+        adjective, period = _CAP_WORDS[cap]
+        source = f" (set in the {where} settings)" if where else ""
+        advice = (f"To go on, raise {cap} in your settings{source}"
+                  + (", or wait until the next day" if cap == "budget.dailyUsd" else "")
+                  + (", or wait until the next month" if cap == "budget.monthlyUsd" else "")
+                  + ".")
+        super().__init__(
+            f"stopped before the model call: it would pass the {adjective} cap of "
+            f"${limit:.2f} ({cap}): ${spent:.4f} spent {period}, this call about "
+            f"${estimate:.4f}. {advice}", provider="aimon")
+        self.cap = cap
+        self.limit = limit
+        self.spent = spent
+        self.estimate = estimate
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LedgerScope:
+    """What every call of one runtime is kept under: its project and agent."""
+
+    project: str
+    agent: str
+
+
+class CostLedger:
+    """Keeps each model call in the ledger; refuses a call that would pass a cap.
+
+    It is a model-call interceptor (every call of the runtime's client: turns, forks and
+    compaction summaries alike) and an execution interceptor (it marks where a session's turn
+    starts, for the per-turn cap; a fork's calls count to the turn that started it).
+    """
+
+    def __init__(self, store: LedgerStore, scope: LedgerScope, *, prices: PriceTable,
+                 caps: Callable[[], BudgetCaps] = BudgetCaps,
+                 cap_sources: Callable[[], dict[str, str]] = dict, clock: Clock = time.time
+                 ) -> None:
+        self.store = store
+        self.scope = scope
+        self.prices = prices
+        self._caps = caps
+        self._cap_sources = cap_sources
+        self._clock = clock
+        self._turns: dict[str, float] = {}
+        self._last_output: dict[str, int] = {}
+
+    async def around_execution(self, runtime: AgentRuntime, request: ExecutionRequest,
+                               proceed: ExecutionProceed) -> ExecutionResult:
+        """Count this turn's spending from zero."""
+        key = request.turn.session_id
+        self._turns[key] = 0.0
+        try:
+            return await proceed(runtime, request)
+        finally:
+            self._turns.pop(key, None)
+
+    async def around_model_call(self, call: ModelCall, proceed: ModelProceed
+                                ) -> AsyncIterator[StreamEvent]:
+        """Check the caps, make the call, keep what it cost."""
+        await self._check(call)
+        async for event in proceed(call.request):
+            if isinstance(event, ResponseCompleted):
+                await self._keep(call, event)
+            yield event
+
+    def estimate(self, call: ModelCall) -> float:
+        """Return what the call may cost: its input (~4 characters a token, uncached) and as
+        much output as the session's previous call gave."""
+        price = self.prices.price(call.request.model, call.provider)
+        output = self._last_output.get(call.session_id, 0)
+        return (_input_tokens(call.request) * price.input + output * price.output) / 1e6
+
+    async def _check(self, call: ModelCall) -> None:
+        caps = self._caps()
+        if caps.per_turn_usd is None and caps.daily_usd is None and caps.monthly_usd is None:
+            return
+        estimate = self.estimate(call)
+        now = self._clock()
+        checks: list[tuple[str, float, Callable[[], float]]] = []
+        if caps.per_turn_usd is not None and call.session_id in self._turns:
+            spent = self._turns[call.session_id]
+            checks.append(("budget.perTurnUsd", caps.per_turn_usd, lambda: spent))
+        if caps.daily_usd is not None:
+            day = start_of_day(now)
+            checks.append(("budget.dailyUsd", caps.daily_usd,
+                           lambda: self.store.spent_since(day)))
+        if caps.monthly_usd is not None:
+            month = start_of_month(now)
+            checks.append(("budget.monthlyUsd", caps.monthly_usd,
+                           lambda: self.store.spent_since(month)))
+        for cap, limit, spent_now in checks:
+            spent = await asyncio.to_thread(spent_now)
+            if spent + estimate > limit:
+                raise BudgetCapError(cap=cap, limit=limit, spent=spent, estimate=estimate,
+                                     where=self._cap_sources().get(cap, ""))
+
+    async def _keep(self, call: ModelCall, event: ResponseCompleted) -> None:
+        usage = event.response.usage
+        cost = self.prices.cost(call.request.model, call.provider, usage)
+        session = call.session_id
+        if session in self._turns:
+            self._turns[session] += cost
+        self._last_output[session] = usage.output_tokens
+        entry = LedgerEntry(at=self._clock(), session_id=session, project=self.scope.project,
+                            agent=self.scope.agent, model=call.request.model,
+                            provider=call.provider, usage=usage, cost_usd=cost)
+        await asyncio.to_thread(self.store.add, entry)
+
+
+def _input_tokens(request: LLMRequest) -> int:
+    from aimon_core.compact import request_tokens
+
+    return request_tokens(request)

@@ -1,0 +1,110 @@
+"""The cost ledger and its hard caps: every call kept, a call that would pass a cap not made.
+
+Prices come from settings (`prices`), so a scripted model has a price: output at $100 per
+million tokens, input free, and each scripted answer gives 1,000 output tokens ($0.10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+from aimon_core.agent import StopCause
+from aimon_core.llm import Usage, reply, script
+from aimon_core.observe import BudgetCapError, LedgerEntry, SQLiteLedgerStore, ledger_path
+from aimon_core.runtime import RuntimeParts, build_runtime
+from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
+
+COST = Usage(input_tokens=0, output_tokens=1000)
+
+
+def write_user_settings(settings: dict[str, object]) -> None:
+    path = Path(os.environ["AIMON_HOME"]) / "config" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings))
+
+
+def priced(**budget: float) -> None:
+    write_user_settings({"prices": {"scripted": {"input": 0, "output": 100}},
+                         "budget": budget})
+
+
+def step(n: int) -> object:
+    return reply(f"step {n}", ("Glob", {"pattern": f"*.{n}"}), usage=COST)
+
+
+async def turn(root: Path, *steps: object, prompts: tuple[str, ...] = ("go",)) -> list[object]:
+    client = script(*steps)
+    store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+    results: list[object] = []
+    parts = RuntimeParts(client=client, trust_all=True)
+    async with build_runtime(root, parts=parts) as built, await built.open_session(store) as live:
+        for prompt in prompts:
+            results.append(await live.submit(prompt))
+        results.append(live.record)
+    return results
+
+
+def test_every_call_is_kept_and_sums_match_the_session_totals(tmp_path: Path) -> None:
+    priced()
+    done = asyncio.run(turn(tmp_path, step(1), step(2), step(3), reply("done", usage=COST)))
+    record = done[-1]
+    entries = SQLiteLedgerStore(ledger_path()).entries()
+    assert len(entries) == 4
+    assert {e.session_id for e in entries} == {record.id}
+    assert {e.project for e in entries} == {str(tmp_path.resolve())}
+    assert sum(e.cost_usd for e in entries) == record.totals.cost_usd
+    assert round(record.totals.cost_usd, 6) == 0.4
+
+
+def test_the_daily_cap_stops_the_turn_before_the_call_that_would_pass_it(tmp_path: Path
+                                                                          ) -> None:
+    priced(dailyUsd=0.25)
+    # Two calls cost $0.20; the third would cost about $0.10 more: it is never made (the
+    # script holds only two steps, and fails the test on a third call).
+    result, _ = asyncio.run(turn(tmp_path, step(1), step(2)))
+    assert result.stop is StopCause.MODEL_ERROR
+    assert isinstance(result.error, BudgetCapError)
+    assert result.error.cap == "budget.dailyUsd"
+    assert "daily cap of $0.25" in result.reason
+    assert "raise budget.dailyUsd" in result.reason
+    # The session stays well formed: every call answered, the next turn can go on.
+    messages = result.new_messages
+    assert messages[-1].role == "user" and messages[-1].content[0].tool_use_id
+    assert len(SQLiteLedgerStore(ledger_path()).entries()) == 2
+
+
+def test_spending_earlier_today_counts_and_yesterday_does_not(tmp_path: Path) -> None:
+    priced(dailyUsd=0.25)
+    store = SQLiteLedgerStore(ledger_path())
+    now = time.time()
+    for at in (now - 86_400 * 2, now - 1):
+        store.add(LedgerEntry(at=at, session_id="s", project="p", agent="a", model="scripted",
+                              provider="scripted", usage=COST, cost_usd=0.1))
+    # $0.10 earlier today, and this turn's first call $0.10: the second would pass $0.25.
+    result, _ = asyncio.run(turn(tmp_path, step(1)))
+    assert isinstance(result.error, BudgetCapError)
+
+
+def test_the_per_turn_cap_counts_from_zero_each_turn(tmp_path: Path) -> None:
+    priced(perTurnUsd=0.15)
+    first, second, _ = asyncio.run(turn(tmp_path, step(1), reply("a", usage=COST),
+                                        prompts=("one", "two")))
+    # Turn one: $0.10, then the next call (~$0.10) would pass $0.15: stopped.
+    assert isinstance(first.error, BudgetCapError)
+    assert first.error.cap == "budget.perTurnUsd"
+    # Turn two starts from zero again.
+    assert second.stop is StopCause.ANSWERED
+
+
+def test_a_project_file_cannot_raise_a_users_cap(tmp_path: Path) -> None:
+    priced(dailyUsd=0.05)
+    (tmp_path / ".aimon").mkdir()
+    (tmp_path / ".aimon" / "settings.json").write_text(json.dumps(
+        {"budget": {"dailyUsd": 1000}, "prices": {"scripted": {"output": 0}}}))
+    result, _ = asyncio.run(turn(tmp_path, step(1)))
+    assert isinstance(result.error, BudgetCapError)
+    assert "(set in the user settings)" in result.reason
