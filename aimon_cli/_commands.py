@@ -37,6 +37,8 @@ APPS = {
 }
 # The service's commands (`aimon serve`, `ps`, `send`, `stop`, `attach`, `acp`).
 SERVICE_COMMANDS = ("serve", "ps", "send", "stop", "attach", "acp")
+# What the ledger and the traces tell (`aimon usage`, `aimon trace`).
+OBSERVE_COMMANDS = ("usage",)
 
 
 class CommandExitError(Exception):
@@ -387,6 +389,10 @@ def _run(args: list[str]) -> None:
         from aimon_cli._service_cli import service_command
 
         leave(service_command(name, args[1:]))
+    if name in OBSERVE_COMMANDS:
+        from aimon_cli._usage_cli import observe_command
+
+        sys.exit(observe_command(name, args[1:]))
     from aimon_cli._args import ArgsError, parse_root
 
     try:

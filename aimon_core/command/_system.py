@@ -23,6 +23,7 @@ from aimon_core.command._format import (
     plural,
 )
 from aimon_core.command._model import model_commands
+from aimon_core.command._observe import observe_commands
 from aimon_core.command._permissions import permission_commands
 from aimon_core.command._profile import profile_commands
 from aimon_core.command._registry import (
@@ -357,6 +358,7 @@ def system_commands() -> tuple[SlashCommand, ...]:
                      run=_compact, usage="/compact [what the summary should focus on]"),
         *permission_commands(),
         *sandbox_commands(),
+        *observe_commands(),
         *checkpoint_commands(),
         *export_commands(),
         SlashCommand(name="mcp", description="Show the MCP servers: state, transport, tools",

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from aimon_core.llm._anthropic import AnthropicClient
     from aimon_core.llm._models import (
         DEFAULT_MODELS,
+        PRICES_AS_OF,
         ModelInfo,
         agent_model,
         cost_usd,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "AnthropicClient": "_anthropic",
     "DEFAULT_MODELS": "_models",
+    "PRICES_AS_OF": "_models",
     "ModelInfo": "_models",
     "agent_model": "_models",
     "cost_usd": "_models",
@@ -120,6 +122,7 @@ __all__ = [
     "DEFAULT_MODELS",
     "DEFAULT_PRICES",
     "PLACEHOLDER_KEY",
+    "PRICES_AS_OF",
     "AnthropicClient",
     "ContentBlock",
     "DocumentBlock",

@@ -108,3 +108,14 @@ def test_a_project_file_cannot_raise_a_users_cap(tmp_path: Path) -> None:
     result, _ = asyncio.run(turn(tmp_path, step(1)))
     assert isinstance(result.error, BudgetCapError)
     assert "(set in the user settings)" in result.reason
+
+
+def test_cost_shows_the_session_today_and_the_caps(tmp_path: Path) -> None:
+    priced(dailyUsd=5)
+    done = asyncio.run(turn(tmp_path, step(1), reply("done", usage=COST),
+                            prompts=("go", "/cost")))
+    text = done[1].text
+    assert "This session: $0.2000 · 2 model calls" in text
+    assert "Today:        $0.2000 of $5.00 (budget.dailyUsd)" in text
+    assert "This month:   $0.2000 (no cap; set budget.monthlyUsd to have one)" in text
+    assert "Prices:       scripted from settings (prices.scripted)" in text

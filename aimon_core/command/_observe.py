@@ -1,0 +1,74 @@
+"""/cost: what this session's model calls cost, against the caps."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from aimon_core.command._registry import CommandHost, CommandOutcome, SlashCommand
+
+if TYPE_CHECKING:
+    from aimon_core.observe import BudgetCaps
+
+
+def _money(value: float) -> str:
+    from aimon_core.command._system import format_cost
+
+    return format_cost(value)
+
+
+def cost_text(session_id: str, model: str, caps: BudgetCaps, prices_from: str,
+              now: float) -> str:
+    """Return what /cost shows: the session's calls, today, this month, each cap, prices."""
+    from aimon_core.command._system import format_tokens
+    from aimon_core.observe import SQLiteLedgerStore, ledger_path
+    from aimon_core.observe._ledger import start_of_day, start_of_month
+
+    store = SQLiteLedgerStore(ledger_path())
+    month = store.entries(start_of_month(now))
+    mine = [e for e in store.entries() if e.session_id == session_id]
+    today = sum(e.cost_usd for e in month if e.at >= start_of_day(now))
+    spent = sum(e.cost_usd for e in mine)
+    tokens_in = sum(e.usage.input_tokens + e.usage.cache_read_tokens for e in mine)
+    tokens_out = sum(e.usage.output_tokens for e in mine)
+
+    def against(value: float, cap: float | None, key: str) -> str:
+        if cap is None:
+            return f"{_money(value)} (no cap; set {key} to have one)"
+        return f"{_money(value)} of {_money(cap)} ({key})"
+
+    per_turn = (f"{_money(caps.per_turn_usd)} (budget.perTurnUsd)"
+                if caps.per_turn_usd is not None else "no cap (budget.perTurnUsd)")
+    this_month = against(sum(e.cost_usd for e in month), caps.monthly_usd, "budget.monthlyUsd")
+    return "\n".join((
+        f"This session: {_money(spent)} · {len(mine)} model calls · "
+        f"{format_tokens(tokens_in)} in · {format_tokens(tokens_out)} out",
+        f"Today:        {against(today, caps.daily_usd, 'budget.dailyUsd')}",
+        f"This month:   {this_month}",
+        f"Per turn:     {per_turn}",
+        f"Prices:       {model} from {prices_from}",
+        "All sessions: aimon usage [--since 7d] [--by project|model|agent|day]",
+    ))
+
+
+async def _cost(args: str, host: CommandHost) -> CommandOutcome:
+    from aimon_core.llm import DEFAULT_PRICES
+    from aimon_core.observe import BudgetCaps
+
+    live = await host.live_session()
+    settings = host.settings
+    caps = settings.settings.observe.caps if settings is not None else BudgetCaps()
+    prices = live.runtime.prices or DEFAULT_PRICES
+    text = await asyncio.to_thread(cost_text, live.id, live.runtime.model, caps,
+                                   prices.source(live.runtime.model), time.time())
+    return CommandOutcome.message(text)
+
+
+def observe_commands() -> tuple[SlashCommand, ...]:
+    """Return /cost."""
+    return (
+        SlashCommand(name="cost", run=_cost,
+                     description="Show what this session cost, today and this month, "
+                     "against the caps"),
+    )

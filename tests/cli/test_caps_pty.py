@@ -1,0 +1,39 @@
+"""A hard cap in the REPL: the turn stops before the model call that would pass it, says which
+cap and how to raise it, and the session goes on well formed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from aimon_core.agent import repair_tool_pairs
+from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
+
+from .conftest import MODEL, Spawn, expect_text, leave, stored, wait_prompt
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pty")
+
+
+def test_the_daily_cap_stops_a_turn_in_the_repl(spawn: Spawn, server: LoopbackModelServer,
+                                                home: Path) -> None:
+    settings = home / "config" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"prices": {MODEL: {"input": 0, "output": 100}},
+                                    "budget": {"dailyUsd": 0.25}}))
+    server.add(*(Reply(text=f"step {n}", output_tokens=1000, tool_calls=(
+        ScriptedToolCall(name="Glob", input={"pattern": f"*.{n}"}),)) for n in (1, 2)))
+    child = spawn()
+    child.send("go\r")
+    expect_text(child, "daily cap of $0.25 (budget.dailyUsd)")
+    expect_text(child, "raise budget.dailyUsd")
+    wait_prompt(child)
+    child.send("/cost\r")
+    expect_text(child, "Today: $0.2000 of $0.2500 (budget.dailyUsd)")
+    wait_prompt(child)
+    session_id = leave(child)
+    assert len(server.requests) == 2
+    messages = stored(home, session_id).transcript.messages
+    assert repair_tool_pairs(messages) == messages
