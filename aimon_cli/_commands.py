@@ -38,7 +38,7 @@ APPS = {
 # The service's commands (`aimon serve`, `ps`, `send`, `stop`, `attach`, `acp`).
 SERVICE_COMMANDS = ("serve", "ps", "send", "stop", "attach", "acp")
 # What the ledger and the traces tell (`aimon usage`, `aimon trace`).
-OBSERVE_COMMANDS = ("usage",)
+OBSERVE_COMMANDS = ("usage", "trace")
 
 
 class CommandExitError(Exception):

@@ -62,7 +62,41 @@ def usage_table(rows: tuple[object, ...], by: str, since: str, total: float) -> 
     return "\n".join(lines) + "\n"
 
 
-
 def observe_command(name: str, args: list[str]) -> int:
-    """Run `aimon usage`; return the exit status."""
-    return usage_command(args)
+    """Run `aimon usage` or `aimon trace`; return the exit status."""
+    if name == "usage":
+        return usage_command(args)
+    return trace_command(args)
+
+
+def trace_command(args: list[str]) -> int:
+    """Print a session's trace as a tree (or its spans as JSON); return the exit status."""
+    import argparse
+
+    from aimon_cli._store import default_store, resolve_session_id
+    from aimon_core.observe._spans import find_trace
+    from aimon_core.observe._tree import render_trace, trace_summary
+
+    parser = argparse.ArgumentParser(
+        prog="aimon trace", description="Show where a session's time went and what it "
+        "cost: its executions, iterations, model and tool calls as a tree.")
+    parser.add_argument("session", help="a session id (or its start or end)")
+    parser.add_argument("--json", action="store_true", help="print the spans as JSON")
+    options = parser.parse_args(args)
+    from pathlib import Path
+
+    try:
+        session_id = resolve_session_id(default_store(), options.session, Path.cwd())
+    except ValueError as exc:
+        sys.stderr.write(f"aimon trace: {exc}\n")
+        return 1
+    spans = find_trace(session_id)
+    if options.json:
+        sys.stdout.write(json.dumps([s.to_json() for s in spans], indent=2) + "\n")
+        return 0
+    if not spans:
+        sys.stdout.write(f"No trace kept for session {session_id} (tracing.enabled false, or "
+                         "no turn ran yet).\n")
+        return 0
+    sys.stdout.write(f"{trace_summary(spans)}\n{render_trace(spans)}\n")
+    return 0

@@ -1,4 +1,5 @@
-"""/cost: what this session's model calls cost, against the caps."""
+"""/cost and /trace: what this session's model calls cost against the caps, and where its
+time went."""
 
 from __future__ import annotations
 
@@ -65,10 +66,31 @@ async def _cost(args: str, host: CommandHost) -> CommandOutcome:
     return CommandOutcome.message(text)
 
 
+async def _trace(args: str, host: CommandHost) -> CommandOutcome:
+    from aimon_core.observe._spans import project_trace_store
+    from aimon_core.observe._tree import render_trace, trace_summary
+
+    live = await host.live_session()
+    spans = await asyncio.to_thread(project_trace_store(live.project_root).read, live.id)
+    if not spans:
+        return CommandOutcome.message("No trace yet: it is kept as each turn ends "
+                                      "(tracing.enabled false keeps none).")
+    roots = [s for s in spans if not s.parent_id]
+    last = args.strip() != "all" and len(roots) > 5
+    if last:  # the last five turns; /trace all shows every one
+        keep = {s.trace_id for s in roots[-5:]}
+        spans = tuple(s for s in spans if s.trace_id in keep)
+    note = "\n(the last 5 turns; /trace all for every one)" if last else ""
+    return CommandOutcome.message(f"{trace_summary(spans)}\n{render_trace(spans)}{note}")
+
+
 def observe_commands() -> tuple[SlashCommand, ...]:
-    """Return /cost."""
+    """Return /cost and /trace."""
     return (
         SlashCommand(name="cost", run=_cost,
                      description="Show what this session cost, today and this month, "
                      "against the caps"),
+        SlashCommand(name="trace", run=_trace, usage="/trace [all]",
+                     description="Show where this session's time went: turns, model and tool "
+                     "calls as a tree"),
     )

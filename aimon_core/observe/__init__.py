@@ -13,6 +13,7 @@ from aimon_core.observe._chain import (
     ExecutionInterceptor,
     ExecutionProceed,
     InterceptingAgentExecutor,
+    execution_kind,
 )
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ __all__ = [
     "PriceSetting",
     "SQLiteLedgerStore",
     "TracingSettings",
+    "execution_kind",
     "ledger_path",
     "observe_runtime",
     "price_table",

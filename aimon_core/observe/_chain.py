@@ -13,7 +13,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from aimon_core.agent import AgentExecutor, AgentRuntime, ExecutionRequest, ExecutionResult
+    from aimon_core.agent import (
+        AgentExecutor,
+        AgentRuntime,
+        ExecutionRequest,
+        ExecutionResult,
+        Turn,
+    )
 
 ExecutionProceed = Callable[["AgentRuntime", "ExecutionRequest"], Awaitable["ExecutionResult"]]
 """The rest of the chain: run the execution with these (maybe changed) values."""
@@ -49,3 +55,11 @@ def _link(interceptor: ExecutionInterceptor, proceed: ExecutionProceed) -> Execu
         return await interceptor.around_execution(runtime, request, proceed)
 
     return run
+
+
+def execution_kind(turn: Turn) -> str:
+    """Say what an execution is: a session's "turn", a "fork" started inside one (a subagent
+    or a forked skill: an `exec-…` id on the session), or an "execution" of no session."""
+    if not turn.execution_id.startswith("exec-"):
+        return "turn"
+    return "fork" if turn.session_id else "execution"

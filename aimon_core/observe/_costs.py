@@ -23,6 +23,7 @@ from aimon_core.llm import (
     ResponseCompleted,
     StreamEvent,
 )
+from aimon_core.observe._chain import execution_kind
 from aimon_core.observe._ledger import LedgerEntry, start_of_day, start_of_month
 from aimon_core.observe._settings import BudgetCaps
 
@@ -111,7 +112,9 @@ class CostLedger:
 
     async def around_execution(self, runtime: AgentRuntime, request: ExecutionRequest,
                                proceed: ExecutionProceed) -> ExecutionResult:
-        """Count this turn's spending from zero."""
+        """Count this turn's spending from zero (a fork's counts to the turn that started it)."""
+        if execution_kind(request.turn) == "fork":
+            return await proceed(runtime, request)
         key = request.turn.session_id
         self._turns[key] = 0.0
         try:

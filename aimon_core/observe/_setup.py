@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from aimon_core.llm import ModelCallInterceptor, PriceTable
     from aimon_core.observe._chain import ExecutionInterceptor
     from aimon_core.observe._settings import ObserveSettings
+    from aimon_core.observe._trace import Tracing
 
 
 @dataclass(slots=True, kw_only=True)
@@ -36,4 +37,32 @@ def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
                         LedgerScope(project=str(project_root), agent=agent), prices=prices,
                         caps=lambda: settings().caps,
                         cap_sources=lambda: dict(settings().cap_sources))
-    return Observation(prices=prices, model=(ledger,), execution=(ledger,))
+    observation = Observation(prices=prices, model=(ledger,), execution=(ledger,))
+    tracing = _tracing(project_root, initial, settings)
+    if tracing is not None:
+        observation.execution = (*observation.execution, tracing)
+        if tracing.exporter is not None:
+            observation.closers.append(tracing.exporter.aclose)
+    return observation
+
+
+def _tracing(project_root: Path, initial: ObserveSettings,
+             settings: Callable[[], ObserveSettings]) -> Tracing | None:
+    """Return the tracing interceptor: the local store unless `tracing.enabled` is false, the
+    OTLP export when the environment asks for it; None when neither."""
+    import os
+
+    from aimon_core.observe._otlp import otlp_wanted
+    from aimon_core.observe._spans import project_trace_store
+    from aimon_core.observe._trace import Tracing
+
+    store = project_trace_store(project_root) if initial.tracing.enabled else None
+    exporter = None
+    if otlp_wanted(os.environ):
+        from aimon_core.observe._otlp import OTLPSpanExport
+
+        exporter = OTLPSpanExport()
+    if store is None and exporter is None:
+        return None
+    return Tracing(store=store, exporter=exporter,
+                   include_content=lambda: settings().tracing.include_content)

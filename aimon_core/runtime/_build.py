@@ -59,9 +59,9 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     files and imports the provider SDK): call it off the event loop (`asyncio.to_thread`).
     Raises RuntimeSetupError with a message that says what to fix.
     """
-    from aimon_core.agent import AgentRuntime, AgentRuntimeId
+    from aimon_core.agent import AgentRuntime, AgentRuntimeId, OrcaExecutor
     from aimon_core.llm import InterceptingLLMClient, ModelSettings, RedactingClient, make_client
-    from aimon_core.observe import observe_runtime
+    from aimon_core.observe import InterceptingAgentExecutor, observe_runtime
     from aimon_core.permission import interactive_gate, restricted_gate
     from aimon_core.session import project_key
     from aimon_core.shell import MIN_SECRET_LENGTH
@@ -102,6 +102,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     observed = observe_runtime(root, agent.name, settings.settings.observe,
                                lambda: assembly.settings.settings.observe)
     client = InterceptingLLMClient(client, (*observed.model, *parts.model_interceptors))
+    interceptors = (*observed.execution, *parts.interceptors)
+    executor = InterceptingAgentExecutor(OrcaExecutor(), interceptors)
     # Agent-scope approvals belong to the agent in this project, never to every project.
     runtime_id = AgentRuntimeId.of(agent.name, project_key(str(root)))
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
@@ -130,7 +132,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     forks = ForkBase(project_root=root, client=client, model=model, settings=model_settings,
                      policy=policy, hooks=hooks, permission_mode=lambda: policy.mode.value,
                      restrictions=_restrictions(agent), agent_name=agent.name, tools=agent.tools,
-                     providers=domains)
+                     providers=domains, executor=executor, prices=observed.prices)
     extensions = Extensions(project_root=root, skills=skills, agents=agents,
                             runtime_id=str(runtime_id), tool_names=known, forks=forks)
     notices.extend(extensions.notices())
@@ -173,7 +175,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              closers=[extensions.tasks.close, workflows.aclose,
                                       *observed.closers],
                              extensions=extensions if parts.providers is None else None,
-                             interceptors=(*observed.execution, *parts.interceptors))
+                             interceptors=interceptors)
     return assembly
 
 

@@ -45,6 +45,8 @@ from aimon_core.tools import ToolContext
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from aimon_core.agent import AgentExecutor
+    from aimon_core.llm import PriceTable
     from aimon_core.permission import PermissionPolicy
     from aimon_core.skill import Skill
     from aimon_core.tools import ToolProvider
@@ -74,6 +76,10 @@ class ForkBase:
     tools: tuple[str, ...] | None = None
     # The domains a fork gets beside the built-in tools (memory, the web, knowledge).
     providers: tuple[ToolProvider, ...] = ()
+    # What runs a fork (the runtime's interceptors around the Orca executor; None: the Orca
+    # executor alone) and what its model calls cost (None: aimon's price table).
+    executor: AgentExecutor | None = None
+    prices: PriceTable | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,7 +126,7 @@ def fork_runtime(base: ForkBase, agent: AgentDefinition,
                          project_dir=base.hooks.project_dir)
     return AgentRuntime(
         agent=definition, client=base.client, model=_model(agent, base), tools=registry,
-        gate=gate, settings=base.settings, hooks=hooks,
+        gate=gate, settings=base.settings, hooks=hooks, prices=base.prices,
         id=AgentRuntimeId.of(agent.name, project_key(str(root))),
         permission_mode=base.permission_mode,
     )
@@ -159,7 +165,7 @@ async def run_fork(base: ForkBase, request: ForkRequest, parent: Turn, context: 
                 turn_approvals=parent.turn_approvals,
                 session_approvals=parent.session_approvals,
                 before_changes=parent.before_changes)
-    result = await OrcaExecutor().execute(runtime, ExecutionRequest(
+    result = await (base.executor or OrcaExecutor()).execute(runtime, ExecutionRequest(
         prompt=Message.user(request.goal), turn=turn, budget=budget,
         tool_context=replace(context, state=ToolState(), turn=None)))
     if parent.hooks is not None:
