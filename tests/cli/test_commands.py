@@ -126,7 +126,8 @@ def test_system_commands_win_and_custom_ones_cannot_shadow_them() -> None:
     assert {"help", "commands", "version", "status", "clear", "compact", "budget", "sessions",
             "resume", "exit", "quit", "review", "pending", "approve", "deny", "permissions", "mode",
             "revoke", "trust", "sandbox", "mcp", "undo", "rewind", "diff",
-            "model", "profile", "artifacts", "export", "copy"} == set(registry.names())
+            "model", "profile", "artifacts", "export", "copy", "cost", "trace"
+            } == set(registry.names())
     registry.register(command("review", origin="project"))
     assert [c.origin for c in registry.custom()] == ["project"]
     assert registry.unregister("review") and registry.get("review") is None
