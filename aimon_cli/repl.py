@@ -532,9 +532,16 @@ class ReplSession:
         The spinner lives in the prompt rather than a bottom toolbar: a toolbar needs the
         terminal to report the cursor position, which not every terminal (or pty) does.
         """
+        from aimon_cli._footer import status_footer
+
         policy = self.policy
         mode = policy.mode.value if policy is not None else "default"
-        return prompt_message(self._renderer, self.questions.put_off(), get_app_or_none(), mode)
+        app = get_app_or_none()
+        message = prompt_message(self._renderer, self.questions.put_off(), app, mode)
+        assembly = self.options.assembly() if self.options.assembly is not None else None
+        footer = status_footer(self._live, assembly, app)  # above the mode and prompt glyph
+        tail = 2 if len(message) > 1 and message[-2][0] == "class:mode" else 1
+        return [*message[:-tail], *footer, *message[-tail:]] if footer else message
 
     # ── output ───────────────────────────────────────────────────────────────────────────
 

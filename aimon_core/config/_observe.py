@@ -1,5 +1,5 @@
-"""The `budget`, `prices` and `tracing` settings: hard caps on spending, price overrides for
-endpoints aimon's table does not know, and what traces keep.
+"""The `budget`, `prices`, `tracing` and `statusFooter` settings: hard caps on spending, price
+overrides for endpoints aimon's table does not know, what traces keep, the REPL's footer.
 
 Caps and prices decide when aimon stops spending, so a file that comes with a project cannot
 loosen them: a cap is the lowest any layer sets, and a project's price for a model counts only
@@ -49,6 +49,7 @@ class ObserveLayer:
     prices: tuple[tuple[str, PriceSetting], ...] = ()
     tracing_enabled: bool | None = None
     include_content: bool | None = None
+    footer: bool | None = None
 
 
 def _money(reads: _Reads, value: Any, key: str) -> float:
@@ -67,7 +68,7 @@ def _flag(reads: _Reads, value: Any, key: str) -> bool:
 
 def check_observe(reads: _Reads, data: Mapping[str, Any]) -> ObserveLayer | None:
     """Check a settings file's `budget`, `prices` and `tracing` blocks (None: none there)."""
-    if not {"budget", "prices", "tracing"} & data.keys():
+    if not {"budget", "prices", "tracing", "statusFooter"} & data.keys():
         return None
     caps = None
     if "budget" in data:
@@ -89,7 +90,9 @@ def check_observe(reads: _Reads, data: Mapping[str, Any]) -> ObserveLayer | None
         tracing_enabled=(_flag(reads, tracing["enabled"], "tracing.enabled")
                          if "enabled" in tracing else None),
         include_content=(_flag(reads, tracing["includeContent"], "tracing.includeContent")
-                         if "includeContent" in tracing else None))
+                         if "includeContent" in tracing else None),
+        footer=(_flag(reads, data["statusFooter"], "statusFooter")
+                if "statusFooter" in data else None))
 
 
 def merge_observe(layers: Iterable[tuple[str, bool, ObserveLayer]]) -> ObserveSettings:
@@ -101,6 +104,7 @@ def merge_observe(layers: Iterable[tuple[str, bool, ObserveLayer]]) -> ObserveSe
     own: dict[str, dict[str, float]] = {}
     project: dict[str, dict[str, float]] = {}
     tracing = TracingSettings()
+    footer = True
     for where, from_project, layer in layers:
         if layer.caps is not None:
             for key, name in _CAPS:
@@ -117,6 +121,8 @@ def merge_observe(layers: Iterable[tuple[str, bool, ObserveLayer]]) -> ObserveSe
         if layer.tracing_enabled is not None:
             tracing = TracingSettings(enabled=layer.tracing_enabled,
                                       include_content=tracing.include_content)
+        if layer.footer is not None:
+            footer = layer.footer
         if layer.include_content is not None and not from_project:
             tracing = TracingSettings(enabled=tracing.enabled,
                                       include_content=layer.include_content)
@@ -125,7 +131,7 @@ def merge_observe(layers: Iterable[tuple[str, bool, ObserveLayer]]) -> ObserveSe
         prices[model] = PriceSetting(**_raised(prices.get(model), values))
     return ObserveSettings(caps=BudgetCaps(**caps), prices=MappingProxyType(prices),
                            tracing=tracing, cap_sources=MappingProxyType(sources),
-                           raised_only=frozenset(project) - frozenset(own))
+                           raised_only=frozenset(project) - frozenset(own), footer=footer)
 
 
 def _raised(base: PriceSetting | None, project: Mapping[str, float]) -> dict[str, float | None]:

@@ -30,8 +30,9 @@ from aimon_core.permission import RuleError, parse_rule
 TOP_KEYS = (
     "$schema", "model", "provider", "base_url", "permissions", "hooks", "env",
     "shellEnvPassthrough", "mcpServers", "compaction", "sandbox", "tools",
-    # Hard caps on spending, price overrides, what traces keep (config/_observe.py).
-    "budget", "prices", "tracing",
+    # Hard caps on spending, price overrides, what traces keep, the REPL's status footer
+    # (config/_observe.py).
+    "budget", "prices", "tracing", "statusFooter",
     # Read by the service alone (aimon_core/service/_settings.py), from the user's file.
     "service",
     # Where sessions are kept (aimon_core/stores/_backend.py), from the user's file only.

@@ -67,6 +67,8 @@ class AgentAssembly:
     extensions: Extensions | None = None
     # Run around each execution of this runtime's sessions (the cost ledger, tracing, ...).
     interceptors: tuple[ExecutionInterceptor, ...] = ()
+    # How many background subagent tasks run now (a status line shows it).
+    running_tasks: Callable[[], int] = lambda: 0
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 

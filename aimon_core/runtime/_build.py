@@ -175,7 +175,9 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              closers=[extensions.tasks.close, workflows.aclose,
                                       *observed.closers],
                              extensions=extensions if parts.providers is None else None,
-                             interceptors=interceptors)
+                             interceptors=interceptors,
+                             running_tasks=lambda: sum(
+                                 not t.task.done() for t in extensions.tasks.all()))
     return assembly
 
 

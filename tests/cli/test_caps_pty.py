@@ -3,6 +3,7 @@ cap and how to raise it, and the session goes on well formed."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -37,3 +38,38 @@ def test_the_daily_cap_stops_a_turn_in_the_repl(spawn: Spawn, server: LoopbackMo
     assert len(server.requests) == 2
     messages = stored(home, session_id).transcript.messages
     assert repair_tool_pairs(messages) == messages
+
+
+def test_the_status_footer_shows_model_mode_context_and_cost(
+        spawn: Spawn, server: LoopbackModelServer, home: Path) -> None:
+    server.add(Reply(text="hello there", output_tokens=1000))
+    child = spawn()
+    expect_text(child, f"{MODEL} · default mode · context ")
+    child.expect_exact("$0.0000")
+    child.send("hi\r")
+    expect_text(child, "hello there")
+    # The session's cost, live: gpt-5.4 output is $15 a million tokens (aimon's table).
+    expect_text(child, f"{MODEL} · default mode · context ")
+    child.expect_exact("$0.0150")
+    leave(child)
+
+
+def test_the_status_footer_hides_when_the_settings_say_so(
+        spawn: Spawn, server: LoopbackModelServer, home: Path) -> None:
+    settings = home / "config" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"statusFooter": False}))
+    server.add(Reply(text="hello there"))
+    child = spawn(first=None)
+    screen = io.StringIO()
+    child.logfile_read = screen
+    wait_prompt(child)
+    child.send("hi\r")
+    expect_text(child, "hello there")
+    wait_prompt(child)
+    child.send("/cost\r")
+    expect_text(child, "All sessions: aimon usage")
+    wait_prompt(child)
+    leave(child)
+    assert "All sessions: aimon usage" in screen.getvalue()
+    assert "default mode" not in screen.getvalue()
