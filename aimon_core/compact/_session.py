@@ -36,12 +36,11 @@ from aimon_core.llm import (
     ToolDefinition,
     ToolResultBlock,
     Usage,
-    cost_usd,
-    model_info,
 )
 
 if TYPE_CHECKING:
     from aimon_core.compact._report import Trigger
+    from aimon_core.llm import PriceTable
 
 # The engine itself (planning, summarising, shedding, spilling: ~15 ms of imports, mostly
 # their dataclasses) loads when a session first compacts or spills, not on every start.
@@ -61,6 +60,7 @@ class SessionCompactor:
         on_compacted: called with every compaction, after `failures` is updated (persist the
             transcript snapshot and the count there).
         on_notice: hook messages and failures for the user.
+        prices: what a summary call costs (the runtime's table; None: aimon's).
     """
 
     def __init__(
@@ -74,8 +74,10 @@ class SessionCompactor:
         failures: int = 0,
         on_compacted: Callable[[Compacted], None] = _ignore,
         on_notice: Callable[[Notice], None] = _ignore,
+        prices: PriceTable | None = None,
     ) -> None:
         self.client = client
+        self.prices = prices
         self.model = model
         self.settings = settings or CompactionSettings()
         self.hooks = hooks
@@ -177,7 +179,10 @@ class SessionCompactor:
             calibration=self.calibration, overhead_tokens=overhead, failures=self.failures,
         )
         self.failures = self.failures + 1 if done.failed else 0
-        cost = cost_usd(done.usage, model_info(self.model, self.client.provider))
+        from aimon_core.llm import DEFAULT_PRICES
+
+        prices = self.prices or DEFAULT_PRICES  # the runtime's, as the executor prices calls
+        cost = prices.cost(self.model, self.client.provider, done.usage)
         event = Compacted(
             trigger=trigger, text=done.report.text, tokens_before=done.report.tokens_before,
             tokens_after=done.report.tokens_after, summarised=not done.failed,

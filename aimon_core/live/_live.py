@@ -152,7 +152,8 @@ class LiveSession:
             client=self.runtime.client, model=self.runtime.model, settings=options.compaction,
             hooks=self.hooks, spill_dir=spill_dir,
             failures=claimed.record.compaction_failure_count,
-            on_compacted=self._save_compaction, on_notice=self._publish)
+            on_compacted=self._save_compaction, on_notice=self._publish,
+            prices=self.runtime.prices)
         if options.model and options.model != self.runtime.model:
             self.set_model(options.model)
 

@@ -119,3 +119,13 @@ def test_cost_shows_the_session_today_and_the_caps(tmp_path: Path) -> None:
     assert "Today:        $0.2000 of $5.00 (budget.dailyUsd)" in text
     assert "This month:   $0.2000 (no cap; set budget.monthlyUsd to have one)" in text
     assert "Prices:       scripted from settings (prices.scripted)" in text
+
+
+def test_a_summary_call_is_kept_and_priced_as_the_session_counts_it(tmp_path: Path) -> None:
+    priced()
+    done = asyncio.run(turn(tmp_path, reply("one", usage=COST), reply("two", usage=COST),
+                            reply("the summary", usage=COST), prompts=("a", "b", "/compact")))
+    record = done[-1]
+    entries = SQLiteLedgerStore(ledger_path()).entries()
+    assert len(entries) == 3
+    assert round(sum(e.cost_usd for e in entries), 6) == round(record.totals.cost_usd, 6) == 0.3
