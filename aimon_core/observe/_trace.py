@@ -2,7 +2,8 @@
 
 For one execution it lends the executor a runtime whose client and gate it watches (model
 calls: tokens, cost, time to first token, retries; tool calls: the gate's decision) and a Turn
-whose events it hears (iterations, tool calls, approvals, compaction). The spans follow the
+whose events it hears (iterations, tool calls, approvals, compaction) and whose hook
+dispatcher it watches (`_hooks`: a span for each event some hook runs for). The spans follow the
 OpenTelemetry GenAI semantic conventions where they exist (`gen_ai.*`); aimon's own facts are
 `aimon.*`. The prompt and tool output are kept only when `tracing.includeContent` is set.
 """
@@ -37,6 +38,7 @@ from aimon_core.llm import (
     ToolUseStarted,
 )
 from aimon_core.observe._chain import execution_kind
+from aimon_core.observe._hooks import traced_hooks
 from aimon_core.observe._spans import Attribute, SpanExporter, SpanRecord, TraceSpanStore
 
 if TYPE_CHECKING:
@@ -282,7 +284,8 @@ class Tracing:
         if kind == "turn":
             self._turns[turn.session_id] = recorder
         try:
-            result = await proceed(watched, replace(request, turn=replace(turn, emit=on_event)))
+            watching = replace(turn, emit=on_event, hooks=traced_hooks(turn.hooks, recorder))
+            result = await proceed(watched, replace(request, turn=watching))
         except BaseException as exc:
             await self._finish(recorder, turn.session_id, parent, error=type(exc).__name__)
             raise

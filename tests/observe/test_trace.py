@@ -179,3 +179,29 @@ def test_a_subagent_is_a_child_of_the_task_call_that_started_it(tmp_path: Path) 
     assert fork.attributes["aimon.execution.kind"] == "fork"
     assert str(fork.attributes["aimon.execution.id"]).startswith("exec-")
     assert {s.trace_id for s in spans} == {spans[0].trace_id}
+
+
+def test_a_hook_that_runs_is_a_span_under_its_tool_call(tmp_path: Path) -> None:
+    from aimon_core.hook import HookEvent, HookInput, HookResult
+
+    async def deny_glob(hook_input: HookInput) -> HookResult | None:
+        return HookResult.deny("not now") if hook_input.match_subject() == "Glob" else None
+
+    async def main() -> str:
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        client = script(reply("", ("Glob", {"pattern": "*"})), reply("done"))
+        async with build_runtime(tmp_path, parts=RuntimeParts(client=client, trust_all=True)
+                                 ) as built:
+            built.hooks.register(HookEvent.PRE_TOOL, deny_glob)
+            async with await built.open_session(store) as live:
+                await live.submit("go")
+                return live.id
+
+    spans = list(find_trace(asyncio.run(main())))
+    assert tree(spans)[:5] == [(0, "invoke_agent default"), (1, "iteration 1"),
+                               (2, "chat scripted"), (2, "execute_tool Glob"),
+                               (3, "hook PreToolUse")]
+    hook, tool = spans[4], spans[3]
+    assert hook.attributes["aimon.hook.outcome"] == "denied"
+    assert tool.attributes["aimon.tool.decision"] == "not run"
+    assert tool.attributes["aimon.tool.is_error"] is True
