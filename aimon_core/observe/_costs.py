@@ -9,6 +9,8 @@ executor ends the turn on it like on any model error, so the transcript stays we
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from aimon_core.observe._chain import ExecutionProceed
 
 Clock = Callable[[], float]
+log = logging.getLogger(__name__)
 
 
 class LedgerStore(Protocol):
@@ -47,6 +50,10 @@ class LedgerStore(Protocol):
 
     def entries(self, since: float = 0.0) -> tuple[LedgerEntry, ...]:
         """Return every call since `since`, oldest first."""
+        ...
+
+    def close(self) -> None:
+        """Release the file."""
         ...
 
 
@@ -109,6 +116,10 @@ class CostLedger:
         self._clock = clock
         self._turns: dict[str, float] = {}
         self._last_output: dict[str, int] = {}
+        # One thread does the ledger's I/O in order: a row is written while the turn goes on
+        # (not on the way from the model's answer to the next step), and a cap check, queued
+        # behind the rows before it, sees them all.
+        self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="aimon ledger")
 
     async def around_execution(self, runtime: AgentRuntime, request: ExecutionRequest,
                                proceed: ExecutionProceed) -> ExecutionResult:
@@ -121,6 +132,8 @@ class CostLedger:
             return await proceed(runtime, request)
         finally:
             self._turns.pop(key, None)
+            # The turn's rows are in the file before its end is told (`/cost` reads them).
+            await asyncio.shield(asyncio.wrap_future(self._io.submit(_nothing)))
 
     async def around_model_call(self, call: ModelCall, proceed: ModelProceed
                                 ) -> AsyncIterator[StreamEvent]:
@@ -128,7 +141,7 @@ class CostLedger:
         await self._check(call)
         async for event in proceed(call.request):
             if isinstance(event, ResponseCompleted):
-                await self._keep(call, event)
+                self._keep(call, event)
             yield event
 
     def estimate(self, call: ModelCall) -> float:
@@ -157,12 +170,12 @@ class CostLedger:
             checks.append(("budget.monthlyUsd", caps.monthly_usd,
                            lambda: self.store.spent_since(month)))
         for cap, limit, spent_now in checks:
-            spent = await asyncio.to_thread(spent_now)
+            spent = await asyncio.wrap_future(self._io.submit(spent_now))
             if spent + estimate > limit:
                 raise BudgetCapError(cap=cap, limit=limit, spent=spent, estimate=estimate,
                                      where=self._cap_sources().get(cap, ""))
 
-    async def _keep(self, call: ModelCall, event: ResponseCompleted) -> None:
+    def _keep(self, call: ModelCall, event: ResponseCompleted) -> None:
         usage = event.response.usage
         cost = self.prices.cost(call.request.model, call.provider, usage)
         session = call.session_id
@@ -172,7 +185,21 @@ class CostLedger:
         entry = LedgerEntry(at=self._clock(), session_id=session, project=self.scope.project,
                             agent=self.scope.agent, model=call.request.model,
                             provider=call.provider, usage=usage, cost_usd=cost)
-        await asyncio.to_thread(self.store.add, entry)
+        self._io.submit(self.store.add, entry).add_done_callback(_log_failure)
+
+    async def aclose(self) -> None:
+        """Write the rows still queued, then release the file."""
+        await asyncio.to_thread(self._io.shutdown, wait=True)
+        self.store.close()
+
+
+def _nothing() -> None:
+    return None
+
+
+def _log_failure(future: concurrent.futures.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("the cost ledger could not keep a call", exc_info=future.exception())
 
 
 def _input_tokens(request: LLMRequest) -> int:

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
-from aimon_core.hook import HookDispatcher, HookEventInput, HookResult
+from aimon_core.hook import HookDispatcher
 
 if TYPE_CHECKING:
+    from aimon_core.hook import HookEventInput, HookResult
     from aimon_core.observe._trace import _Recorder
 
 
@@ -26,7 +27,10 @@ class TracedHookDispatcher(HookDispatcher):
                    ) -> HookResult:
         """Fire the event's hooks; a span covers them when any runs."""
         spans = self.spans
-        if spans is None or not self.active(data.event, self.input(data).match_subject()):
+        # Most events have no hook at all (a None subject matches every matcher): tell that
+        # before building the hook input (its module: ~9 ms of import on a run with no hooks).
+        if spans is None or not self.active(data.event) or not self.active(
+                data.event, self.input(data).match_subject()):
             return await HookDispatcher.fire(self, data, env=env)
         use_id = getattr(data, "tool_use_id", None)
         parent = (spans.tools[use_id].span_id if isinstance(use_id, str) and use_id in spans.tools

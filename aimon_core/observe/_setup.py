@@ -37,7 +37,8 @@ def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
                         LedgerScope(project=str(project_root), agent=agent), prices=prices,
                         caps=lambda: settings().caps,
                         cap_sources=lambda: dict(settings().cap_sources))
-    observation = Observation(prices=prices, model=(ledger,), execution=(ledger,))
+    observation = Observation(prices=prices, model=(ledger,), execution=(ledger,),
+                              closers=[ledger.aclose])
     tracing = _tracing(project_root, initial, settings)
     if tracing is not None:
         observation.execution = (*observation.execution, tracing)

@@ -11,7 +11,7 @@ OpenTelemetry GenAI semantic conventions where they exist (`gen_ai.*`); aimon's 
 from __future__ import annotations
 
 import asyncio
-import secrets
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -71,7 +71,7 @@ class _Recorder:
 
     def __init__(self, clock: Callable[[], float], include_content: bool,
                  parent: _Recorder | None = None) -> None:
-        self.trace_id: str = parent.trace_id if parent is not None else secrets.token_hex(16)
+        self.trace_id: str = parent.trace_id if parent is not None else os.urandom(16).hex()
         self.clock = clock
         self.include_content = include_content
         self.done: list[SpanRecord] = []
@@ -84,7 +84,7 @@ class _Recorder:
         self.mark = self.root.start  # when the last model call or iteration began or ended
 
     def open(self, name: str, parent_id: str, **attributes: Attribute) -> _Open:
-        return _Open(span_id=secrets.token_hex(8), parent_id=parent_id, name=name,
+        return _Open(span_id=os.urandom(8).hex(), parent_id=parent_id, name=name,
                      start=self.clock(), attributes=dict(attributes))
 
     def close(self, span: _Open, error: str = "", end: float | None = None) -> None:
@@ -124,7 +124,7 @@ class _Recorder:
                 facts["aimon.tool.answer"] = (
                     f"allowed for {answer.scope.value}" if answer.allowed else "denied")
             case Compacted() as done:
-                span = _Open(span_id=secrets.token_hex(8), parent_id=self.parent(),
+                span = _Open(span_id=os.urandom(8).hex(), parent_id=self.parent(),
                              name="compaction", start=self.mark, attributes={
                                  "aimon.compaction.trigger": done.trigger,
                                  "aimon.compaction.tokens_before": done.tokens_before,
