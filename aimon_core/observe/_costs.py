@@ -13,7 +13,7 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from aimon_core.llm import (
@@ -24,6 +24,11 @@ from aimon_core.llm import (
     PriceTable,
     ResponseCompleted,
     StreamEvent,
+    StreamRestarted,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+    UsageReported,
 )
 from aimon_core.observe._chain import execution_kind
 from aimon_core.observe._ledger import LedgerEntry, start_of_day, start_of_month
@@ -139,10 +144,28 @@ class CostLedger:
                                 ) -> AsyncIterator[StreamEvent]:
         """Check the caps, make the call, keep what it cost."""
         await self._check(call)
-        async for event in proceed(call.request):
-            if isinstance(event, ResponseCompleted):
-                self._keep(call, event)
-            yield event
+        reported: Usage | None = None
+        streamed = 0
+        try:
+            async for event in proceed(call.request):
+                match event:
+                    case ResponseCompleted(response=response):
+                        self._keep(call, response.usage)
+                    case UsageReported(usage=usage):
+                        reported = usage
+                    case TextDelta(text=text) | ThinkingDelta(text=text):
+                        streamed += len(text)
+                    case StreamRestarted():
+                        reported, streamed = None, 0
+                    case _:
+                        pass
+                yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            # Interrupted mid-stream: keep what the provider reported so far and estimate the
+            # rest (~4 characters a token), as the executor counts it in the session's totals.
+            if reported is not None or streamed:
+                self._keep(call, _interrupted(call.request, reported, streamed))
+            raise
 
     def estimate(self, call: ModelCall) -> float:
         """Return what the call may cost: its input (~4 characters a token, uncached) and as
@@ -175,8 +198,7 @@ class CostLedger:
                 raise BudgetCapError(cap=cap, limit=limit, spent=spent, estimate=estimate,
                                      where=self._cap_sources().get(cap, ""))
 
-    def _keep(self, call: ModelCall, event: ResponseCompleted) -> None:
-        usage = event.response.usage
+    def _keep(self, call: ModelCall, usage: Usage) -> None:
         cost = self.prices.cost(call.request.model, call.provider, usage)
         session = call.session_id
         if session in self._turns:
@@ -200,6 +222,16 @@ def _nothing() -> None:
 def _log_failure(future: concurrent.futures.Future[None]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.warning("the cost ledger could not keep a call", exc_info=future.exception())
+
+
+def _interrupted(request: LLMRequest, reported: Usage | None, streamed: int) -> Usage:
+    usage = reported or Usage()
+    output = (streamed + 3) // 4
+    if output > usage.output_tokens:
+        usage = replace(usage, output_tokens=output)
+    if reported is None:  # OpenAI reports usage only at the end
+        usage = replace(usage, input_tokens=_input_tokens(request))
+    return usage
 
 
 def _input_tokens(request: LLMRequest) -> int:

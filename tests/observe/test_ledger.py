@@ -10,10 +10,22 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-from aimon_core.agent import StopCause
-from aimon_core.llm import Usage, reply, script
+import pytest
+
+from aimon_core.agent import AssistantTextDelta, StopCause
+from aimon_core.llm import (
+    LLMRequest,
+    LLMResponse,
+    StreamEvent,
+    TextDelta,
+    Usage,
+    UsageReported,
+    reply,
+    script,
+)
 from aimon_core.observe import BudgetCapError, LedgerEntry, SQLiteLedgerStore, ledger_path
 from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
@@ -129,3 +141,47 @@ def test_a_summary_call_is_kept_and_priced_as_the_session_counts_it(tmp_path: Pa
     entries = SQLiteLedgerStore(ledger_path()).entries()
     assert len(entries) == 3
     assert round(sum(e.cost_usd for e in entries), 6) == round(record.totals.cost_usd, 6) == 0.3
+
+
+class StallingClient:
+    """Streams `events`, then waits for ever (until the turn is interrupted)."""
+
+    provider = "anthropic"
+
+    def __init__(self, *events: StreamEvent) -> None:
+        self.events = events
+
+    async def call(self, request: LLMRequest) -> LLMResponse:
+        raise AssertionError("the executor streams")
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        for event in self.events:
+            yield event
+        await asyncio.Event().wait()
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) -> None:
+    started = Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=1)
+    client = StallingClient(UsageReported(usage=started), TextDelta(text="word " * 80))
+
+    async def main() -> float:
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        parts = RuntimeParts(client=client, model="claude-sonnet-4-5", trust_all=True)
+        async with build_runtime(tmp_path, parts=parts) as built, \
+                await built.open_session(store) as live:
+            streamed = asyncio.Event()
+            live.subscribe(lambda e: streamed.set() if isinstance(e, AssistantTextDelta) else None)
+            task = live.submit_async("explain")
+            await asyncio.wait_for(streamed.wait(), 5)
+            assert live.interrupt()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return live.record.totals.cost_usd
+
+    total = asyncio.run(main())
+    [entry] = SQLiteLedgerStore(ledger_path()).entries()
+    assert entry.usage == Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=100)
+    assert total > 0 and entry.cost_usd == pytest.approx(total)
