@@ -10,16 +10,12 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from aimon_core.agent import AssistantTextDelta, StopCause
 from aimon_core.llm import (
-    LLMRequest,
-    LLMResponse,
-    StreamEvent,
     TextDelta,
     Usage,
     UsageReported,
@@ -29,6 +25,8 @@ from aimon_core.llm import (
 from aimon_core.observe import BudgetCapError, LedgerEntry, SQLiteLedgerStore, ledger_path
 from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
+
+from ..live.test_interrupted_usage import StallingClient
 
 COST = Usage(input_tokens=0, output_tokens=1000)
 
@@ -141,26 +139,6 @@ def test_a_summary_call_is_kept_and_priced_as_the_session_counts_it(tmp_path: Pa
     entries = SQLiteLedgerStore(ledger_path()).entries()
     assert len(entries) == 3
     assert round(sum(e.cost_usd for e in entries), 6) == round(record.totals.cost_usd, 6) == 0.3
-
-
-class StallingClient:
-    """Streams `events`, then waits for ever (until the turn is interrupted)."""
-
-    provider = "anthropic"
-
-    def __init__(self, *events: StreamEvent) -> None:
-        self.events = events
-
-    async def call(self, request: LLMRequest) -> LLMResponse:
-        raise AssertionError("the executor streams")
-
-    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
-        for event in self.events:
-            yield event
-        await asyncio.Event().wait()
-
-    async def aclose(self) -> None:
-        """Nothing to release."""
 
 
 def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) -> None:
