@@ -2,10 +2,11 @@
 
 For one execution it lends the executor a runtime whose client and gate it watches (model
 calls: tokens, cost, time to first token, retries; tool calls: the gate's decision) and a Turn
-whose events it hears (iterations, tool calls, approvals, compaction) and whose hook
-dispatcher it watches (`_hooks`: a span for each event some hook runs for). The spans follow the
-OpenTelemetry GenAI semantic conventions where they exist (`gen_ai.*`); aimon's own facts are
-`aimon.*`. The prompt and tool output are kept only when `tracing.includeContent` is set.
+whose events it hears (iterations, tool calls, compaction), whose asker it watches (each
+approval's question and answer) and whose hook dispatcher it watches (`_hooks`: a span for
+each event some hook runs for). The spans follow the OpenTelemetry GenAI semantic conventions
+where they exist (`gen_ai.*`); aimon's own facts are `aimon.*`. The prompt and tool output are
+kept only when `tracing.includeContent` is set.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from aimon_core.agent import (
     AgentEvent,
-    ApprovalRequested,
-    ApprovalResolved,
+    ApprovalAnswer,
+    ApprovalRequest,
+    Asker,
     Compacted,
     IterationStarted,
     ToolCallFinished,
@@ -80,7 +82,6 @@ class _Recorder:
         self.iteration: _Open | None = None
         self.tools: dict[str, _Open] = {}
         self.decisions: dict[str, dict[str, Attribute]] = {}
-        self.asked: dict[str, str] = {}
         self.mark = self.root.start  # when the last model call or iteration began or ended
 
     def open(self, name: str, parent_id: str, **attributes: Attribute) -> _Open:
@@ -115,14 +116,6 @@ class _Recorder:
                     "gen_ai.tool.call.id": use_id, **_mcp(name)})
             case ToolCallFinished(tool_use_id=use_id) as finished:
                 self._tool_finished(finished)
-            case ApprovalRequested(request=request):
-                self.asked[request.id] = request.tool_use_id
-                facts = self.decisions.setdefault(request.tool_use_id, {})
-                facts["aimon.tool.asked"] = True
-            case ApprovalResolved(request_id=request_id, answer=answer):
-                facts = self.decisions.setdefault(self.asked.pop(request_id, ""), {})
-                facts["aimon.tool.answer"] = (
-                    f"allowed for {answer.scope.value}" if answer.allowed else "denied")
             case Compacted() as done:
                 span = _Open(span_id=os.urandom(8).hex(), parent_id=self.parent(),
                              name="compaction", start=self.mark, attributes={
@@ -151,6 +144,22 @@ class _Recorder:
             span.attributes["aimon.tool.output"] = result.text[:_CONTENT_LIMIT]
             span.attributes["aimon.tool.input"] = finished.label[:_CONTENT_LIMIT]
         self.close(span, error=result.text[:200] if result.is_error else "")
+
+    def asking(self, ask: Asker | None) -> Asker | None:
+        """Return `ask`, watched: the call it asks about notes the question and the answer."""
+        if ask is None:
+            return None
+
+        async def watched(request: ApprovalRequest) -> ApprovalAnswer | None:
+            facts = self.decisions.setdefault(request.tool_use_id, {})
+            facts["aimon.tool.asked"] = True
+            answer = await ask(request)
+            facts["aimon.tool.answer"] = (
+                "no answer" if answer is None else
+                f"allowed for {answer.scope.value}" if answer.allowed else "denied")
+            return answer
+
+        return watched
 
     def decided(self, use_id: str, verdict: GateVerdict) -> None:
         facts = self.decisions.setdefault(use_id, {})
@@ -284,7 +293,8 @@ class Tracing:
         if kind == "turn":
             self._turns[turn.session_id] = recorder
         try:
-            watching = replace(turn, emit=on_event, hooks=traced_hooks(turn.hooks, recorder))
+            watching = replace(turn, emit=on_event, hooks=traced_hooks(turn.hooks, recorder),
+                               ask=recorder.asking(turn.ask))
             result = await proceed(watched, replace(request, turn=watching))
         except BaseException as exc:
             await self._finish(recorder, turn.session_id, parent, error=type(exc).__name__)

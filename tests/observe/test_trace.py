@@ -205,3 +205,25 @@ def test_a_hook_that_runs_is_a_span_under_its_tool_call(tmp_path: Path) -> None:
     assert hook.attributes["aimon.hook.outcome"] == "denied"
     assert tool.attributes["aimon.tool.decision"] == "not run"
     assert tool.attributes["aimon.tool.is_error"] is True
+
+
+def test_an_asked_call_says_it_was_asked_and_what_was_answered(tmp_path: Path) -> None:
+    from aimon_core.agent import ApprovalAnswer, ApprovalRequested
+
+    async def main() -> str:
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        client = script(reply("", ("Bash", {"command": "touch made.txt"})), reply("done"))
+        async with build_runtime(tmp_path, parts=RuntimeParts(client=client, trust_all=True)
+                                 ) as built, await built.open_session(store) as live:
+            live.subscribe(lambda e: live.answer(e.request.id, ApprovalAnswer(allowed=True))
+                           if isinstance(e, ApprovalRequested) else None, answers=True)
+            await live.submit("make it")
+            return live.id
+
+    spans = list(find_trace(asyncio.run(main())))
+    [tool] = [s for s in spans if s.name == "execute_tool Bash"]
+    assert tool.attributes["aimon.tool.asked"] is True
+    assert tool.attributes["aimon.tool.answer"] == "allowed for once"
+    assert tool.attributes["aimon.tool.decision"] == "allowed"
+    assert tool.attributes["aimon.tool.exit_status"] == 0
+    assert "asked, allowed for once" in render_trace(spans)
