@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from aimon_core.llm import (
     LLMError,
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from aimon_core.observe._chain import ExecutionProceed
 
 Clock = Callable[[], float]
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 
@@ -138,7 +139,7 @@ class CostLedger:
         finally:
             self._turns.pop(key, None)
             # The turn's rows are in the file before its end is told (`/cost` reads them).
-            await asyncio.shield(asyncio.wrap_future(self._io.submit(_nothing)))
+            await asyncio.shield(asyncio.wrap_future(self._submit(_nothing)))
 
     async def around_model_call(self, call: ModelCall, proceed: ModelProceed
                                 ) -> AsyncIterator[StreamEvent]:
@@ -193,7 +194,7 @@ class CostLedger:
             checks.append(("budget.monthlyUsd", caps.monthly_usd,
                            lambda: self.store.spent_since(month)))
         for cap, limit, spent_now in checks:
-            spent = await asyncio.wrap_future(self._io.submit(spent_now))
+            spent = await asyncio.wrap_future(self._submit(spent_now))
             if spent + estimate > limit:
                 raise BudgetCapError(cap=cap, limit=limit, spent=spent, estimate=estimate,
                                      where=self._cap_sources().get(cap, ""))
@@ -207,7 +208,20 @@ class CostLedger:
         entry = LedgerEntry(at=self._clock(), session_id=session, project=self.scope.project,
                             agent=self.scope.agent, model=call.request.model,
                             provider=call.provider, usage=usage, cost_usd=cost)
-        self._io.submit(self.store.add, entry).add_done_callback(_log_failure)
+        self._submit(self.store.add, entry).add_done_callback(_log_failure)
+
+    def _submit(self, work: Callable[..., _T], *args: object) -> concurrent.futures.Future[_T]:
+        """Queue `work` on the ledger's thread; once closed, run it here (work that outlived
+        its runtime, such as a background subagent's last call, is still kept)."""
+        try:
+            return self._io.submit(work, *args)
+        except RuntimeError:  # shut down
+            done: concurrent.futures.Future[_T] = concurrent.futures.Future()
+            try:
+                done.set_result(work(*args))
+            except Exception as exc:
+                done.set_exception(exc)
+            return done
 
     async def aclose(self) -> None:
         """Write the rows still queued, then release the file."""

@@ -8,6 +8,7 @@ across the REPL, print mode and the service at once.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,6 +71,8 @@ class SQLiteLedgerStore:
                 import sqlite3  # ~1 ms, off the start-up path: the first call is in a thread
 
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                # The user's alone, as the sessions are (SQLite gives its -wal file the same).
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
                 db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")

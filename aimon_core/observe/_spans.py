@@ -102,7 +102,8 @@ class FileTraceSpanStore:
         path = self.path(session_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         text = "".join(json.dumps(s.to_json(), separators=(",", ":")) + "\n" for s in spans)
-        with path.open("a", encoding="utf-8") as file:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as file:  # the user's alone, as sessions are
             file.write(text)
 
     def read(self, session_id: str) -> tuple[SpanRecord, ...]:

@@ -68,6 +68,7 @@ def test_every_call_is_kept_and_sums_match_the_session_totals(tmp_path: Path) ->
     assert {e.project for e in entries} == {str(tmp_path.resolve())}
     assert sum(e.cost_usd for e in entries) == record.totals.cost_usd
     assert round(record.totals.cost_usd, 6) == 0.4
+    assert ledger_path().stat().st_mode & 0o777 == 0o600  # the user's alone, as sessions are
 
 
 def test_the_daily_cap_stops_the_turn_before_the_call_that_would_pass_it(tmp_path: Path

@@ -64,7 +64,9 @@ EXPECTED = [
 def test_the_local_store_keeps_the_turns_tree(tmp_path: Path) -> None:
     session_id = asyncio.run(run_turn(tmp_path))
     spans = list(find_trace(session_id))
-    assert spans == list(project_trace_store(tmp_path.resolve()).read(session_id))
+    store = project_trace_store(tmp_path.resolve())
+    assert spans == list(store.read(session_id))
+    assert store.path(session_id).stat().st_mode & 0o777 == 0o600
     assert tree(spans) == EXPECTED
     root, chat = spans[0], spans[2]
     assert root.attributes["gen_ai.conversation.id"] == session_id
