@@ -66,7 +66,7 @@ from aimon_core.live._host import CommandScope, SessionCommandHost
 from aimon_core.live._keeper import RecordKeeper
 from aimon_core.live._questions import PendingQuestions
 from aimon_core.live._shell import ShellRun, interrupted, run_shell
-from aimon_core.llm import ContentBlock, LLMClient, Message, TextBlock, Usage, model_info
+from aimon_core.llm import ContentBlock, LLMClient, Message, TextBlock, Usage, model_info, tagged
 from aimon_core.permission import SessionApprovals, TurnApprovals
 from aimon_core.session import (
     BudgetOverride,
@@ -149,7 +149,9 @@ class LiveSession:
         self.checkpoints: SessionCheckpoints | None = checkpoints_for(
             store, tool_context.project_root, claimed.record.id)
         self._compactor = SessionCompactor(
-            client=self.runtime.client, model=self.runtime.model, settings=options.compaction,
+            # Its summaries are the session's calls too (the cost ledger keeps them so).
+            client=tagged(self.runtime.client, session_id=str(claimed.record.id)),
+            model=self.runtime.model, settings=options.compaction,
             hooks=self.hooks, spill_dir=spill_dir,
             failures=claimed.record.compaction_failure_count,
             on_compacted=self._save_compaction, on_notice=self._publish,

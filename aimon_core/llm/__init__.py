@@ -31,6 +31,7 @@ from aimon_core.llm._intercept import (
     ModelCall,
     ModelCallInterceptor,
     ModelProceed,
+    tagged,
 )
 from aimon_core.llm._messages import (
     ContentBlock,
@@ -190,4 +191,5 @@ __all__ = [
     "reply",
     "resolve_model_alias",
     "script",
+    "tagged",
 ]

@@ -9,7 +9,7 @@ a stream of one event, so an interceptor is written once.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -95,3 +95,22 @@ def _link(interceptor: ModelCallInterceptor, call: ModelCall, proceed: ModelProc
         return interceptor.around_model_call(here, proceed)
 
     return run
+
+
+@dataclass(frozen=True, slots=True)
+class _Tagging:
+    metadata: Mapping[str, str]
+
+    async def around_model_call(self, call: ModelCall, proceed: ModelProceed
+                                ) -> AsyncIterator[StreamEvent]:
+        request = call.request
+        missing = {k: v for k, v in self.metadata.items() if k not in request.metadata}
+        changed = replace(request, metadata={**request.metadata, **missing}) if missing else request
+        async for event in proceed(changed):
+            yield event
+
+
+def tagged(client: LLMClient, **metadata: str) -> LLMClient:
+    """Return `client` with `metadata` added to each request that does not say it already
+    (a session's compaction summaries carry its `session_id`, as its turns' calls do)."""
+    return InterceptingLLMClient(client, (_Tagging(metadata),))

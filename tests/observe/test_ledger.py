@@ -140,6 +140,7 @@ def test_a_summary_call_is_kept_and_priced_as_the_session_counts_it(tmp_path: Pa
     entries = SQLiteLedgerStore(ledger_path()).entries()
     assert len(entries) == 3
     assert round(sum(e.cost_usd for e in entries), 6) == round(record.totals.cost_usd, 6) == 0.3
+    assert {e.session_id for e in entries} == {record.id}  # the summary's row too
 
 
 def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) -> None:
