@@ -17,6 +17,16 @@ from typing import Any
 from aimon_core.observe._spans import SpanRecord
 
 
+def otlp_problem(environ: Mapping[str, str]) -> str | None:
+    """Say why the asked-for export cannot be made (a protocol aimon does not speak), or None."""
+    protocol = (environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
+    if protocol != "http/protobuf":
+        return (f"traces are not exported: OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}, and aimon "
+                "sends OTLP over HTTP only (http/protobuf; port 4318 on most collectors)")
+    return None
+
+
 def otlp_wanted(environ: Mapping[str, str]) -> bool:
     """Tell whether the environment asks for spans to be exported over OTLP."""
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":

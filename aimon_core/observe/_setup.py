@@ -22,6 +22,8 @@ class Observation:
     model: tuple[ModelCallInterceptor, ...] = ()
     execution: tuple[ExecutionInterceptor, ...] = ()
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    # What the user should know (an export asked for that cannot be made).
+    notices: list[str] = field(default_factory=list)
 
 
 def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
@@ -39,7 +41,7 @@ def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
                         cap_sources=lambda: dict(settings().cap_sources))
     observation = Observation(prices=prices, model=(ledger,), execution=(ledger,),
                               closers=[ledger.aclose])
-    tracing = _tracing(project_root, initial, settings)
+    tracing = _tracing(project_root, initial, settings, observation.notices)
     if tracing is not None:
         observation.execution = (*observation.execution, tracing)
         if tracing.exporter is not None:
@@ -48,18 +50,21 @@ def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
 
 
 def _tracing(project_root: Path, initial: ObserveSettings,
-             settings: Callable[[], ObserveSettings]) -> Tracing | None:
+             settings: Callable[[], ObserveSettings], notices: list[str]) -> Tracing | None:
     """Return the tracing interceptor: the local store unless `tracing.enabled` is false, the
     OTLP export when the environment asks for it; None when neither."""
     import os
 
-    from aimon_core.observe._otlp import otlp_wanted
+    from aimon_core.observe._otlp import otlp_problem, otlp_wanted
     from aimon_core.observe._spans import project_trace_store
     from aimon_core.observe._trace import Tracing
 
     store = project_trace_store(project_root) if initial.tracing.enabled else None
     exporter = None
-    if otlp_wanted(os.environ):
+    problem = otlp_problem(os.environ) if otlp_wanted(os.environ) else None
+    if problem is not None:
+        notices.append(problem)
+    elif otlp_wanted(os.environ):
         from aimon_core.observe._otlp import OTLPSpanExport
 
         exporter = OTLPSpanExport()

@@ -102,6 +102,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
     observed = observe_runtime(root, agent.name, settings.settings.observe,
                                lambda: assembly.settings.settings.observe)
     client = InterceptingLLMClient(client, (*observed.model, *parts.model_interceptors))
+    notices.extend(observed.notices)
     interceptors = (*observed.execution, *parts.interceptors)
     executor = InterceptingAgentExecutor(OrcaExecutor(), interceptors)
     # Agent-scope approvals belong to the agent in this project, never to every project.

@@ -229,3 +229,15 @@ def test_an_asked_call_says_it_was_asked_and_what_was_answered(tmp_path: Path) -
     assert tool.attributes["aimon.tool.decision"] == "allowed"
     assert tool.attributes["aimon.tool.exit_status"] == 0
     assert "asked, allowed for once" in render_trace(spans)
+
+
+def test_an_otlp_protocol_aimon_does_not_speak_is_said_not_sent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        otlp_receiver: tuple[str, Received]) -> None:
+    endpoint, received = otlp_receiver
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    built = build_runtime(tmp_path, parts=RuntimeParts(client=script(), trust_all=True))
+    asyncio.run(built.aclose())
+    assert any("OTEL_EXPORTER_OTLP_PROTOCOL='grpc'" in n for n in built.notices)
+    assert received.paths == []
