@@ -29,7 +29,8 @@ def _facts(span: SpanRecord) -> str:
         if a.get("aimon.tool.asked"):
             decision = f"asked, {a.get('aimon.tool.answer', 'no answer')}"
         elif "aimon.tool.decided_by" in a:
-            decision += f" by {a['aimon.tool.decided_by']}"
+            by = str(a["aimon.tool.decided_by"])  # "allowed by rule Edit", or "read-only tool"
+            decision = by if by.startswith(decision) else f"{decision} by {by}"
         parts.append(decision)
     if "aimon.tool.exit_status" in a:
         parts.append(f"exit {a['aimon.tool.exit_status']}")

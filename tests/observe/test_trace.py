@@ -241,3 +241,15 @@ def test_an_otlp_protocol_aimon_does_not_speak_is_said_not_sent(
     asyncio.run(built.aclose())
     assert any("OTEL_EXPORTER_OTLP_PROTOCOL='grpc'" in n for n in built.notices)
     assert received.paths == []
+
+
+@pytest.mark.parametrize(("decided_by", "shown"), [
+    ("allowed by rule Edit", "allowed by rule Edit"),
+    ("read-only tool", "allowed by read-only tool"),
+])
+def test_a_tool_line_says_what_allowed_it_once(decided_by: str, shown: str) -> None:
+    span = SpanRecord(trace_id="1" * 32, span_id="2" * 16, parent_id="", name="execute_tool X",
+                      start=0.0, end=0.25, attributes={"aimon.tool.decision": "allowed",
+                                                       "aimon.tool.decided_by": decided_by,
+                                                       "aimon.tool.exit_status": 0})
+    assert render_trace([span]) == f"execute_tool X  250ms  {shown} · exit 0"
