@@ -2,7 +2,7 @@
 
 Model, permission mode, context used (share of the window), the session's cost, background
 tasks: redrawn with the prompt (every spinner tick while a turn runs), so it is always current.
-`"statusFooter": false` in a settings file hides it.
+`"footer": false` in a settings file hides it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `budget`, `prices`, `tracing` and `statusFooter` settings: hard caps on spending, price
+"""The `budget`, `prices`, `tracing` and `footer` settings: hard caps on spending, price
 overrides for endpoints aimon's table does not know, what traces keep, the REPL's footer.
 
 Caps and prices decide when aimon stops spending, so a file that comes with a project cannot
@@ -68,7 +68,7 @@ def _flag(reads: _Reads, value: Any, key: str) -> bool:
 
 def check_observe(reads: _Reads, data: Mapping[str, Any]) -> ObserveLayer | None:
     """Check a settings file's `budget`, `prices` and `tracing` blocks (None: none there)."""
-    if not {"budget", "prices", "tracing", "statusFooter"} & data.keys():
+    if not {"budget", "prices", "tracing", "footer"} & data.keys():
         return None
     caps = None
     if "budget" in data:
@@ -91,8 +91,8 @@ def check_observe(reads: _Reads, data: Mapping[str, Any]) -> ObserveLayer | None
                          if "enabled" in tracing else None),
         include_content=(_flag(reads, tracing["includeContent"], "tracing.includeContent")
                          if "includeContent" in tracing else None),
-        footer=(_flag(reads, data["statusFooter"], "statusFooter")
-                if "statusFooter" in data else None))
+        footer=(_flag(reads, data["footer"], "footer")
+                if "footer" in data else None))
 
 
 def merge_observe(layers: Iterable[tuple[str, bool, ObserveLayer]]) -> ObserveSettings:

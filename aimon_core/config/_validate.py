@@ -32,7 +32,7 @@ TOP_KEYS = (
     "shellEnvPassthrough", "mcpServers", "compaction", "sandbox", "tools",
     # Hard caps on spending, price overrides, what traces keep, the REPL's status footer
     # (config/_observe.py).
-    "budget", "prices", "tracing", "statusFooter",
+    "budget", "prices", "tracing", "footer",
     # Read by the service alone (aimon_core/service/_settings.py), from the user's file.
     "service",
     # Where sessions are kept (aimon_core/stores/_backend.py), from the user's file only.

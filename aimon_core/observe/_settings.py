@@ -59,7 +59,7 @@ class ObserveSettings:
     tracing: TracingSettings = field(default_factory=TracingSettings)
     cap_sources: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     raised_only: frozenset[str] = frozenset()
-    # The REPL's status footer (`statusFooter`): shown unless a settings file says false.
+    # The REPL's status footer (`footer`): shown unless a settings file says false.
     footer: bool = True
 
 

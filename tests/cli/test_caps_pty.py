@@ -58,7 +58,7 @@ def test_the_status_footer_hides_when_the_settings_say_so(
         spawn: Spawn, server: LoopbackModelServer, home: Path) -> None:
     settings = home / "config" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    settings.write_text(json.dumps({"statusFooter": False}))
+    settings.write_text(json.dumps({"footer": False}))
     server.add(Reply(text="hello there"))
     child = spawn(first=None)
     screen = io.StringIO()
