@@ -23,6 +23,7 @@ from aimon_core.llm import (
     script,
 )
 from aimon_core.observe import BudgetCapError, LedgerEntry, SQLiteLedgerStore, ledger_path
+from aimon_core.observe._ledger import start_of_day
 from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 
@@ -91,8 +92,8 @@ def test_the_daily_cap_stops_the_turn_before_the_call_that_would_pass_it(tmp_pat
 def test_spending_earlier_today_counts_and_yesterday_does_not(tmp_path: Path) -> None:
     priced(dailyUsd=0.25)
     store = SQLiteLedgerStore(ledger_path())
-    now = time.time()
-    for at in (now - 86_400 * 2, now - 1):
+    today = start_of_day(time.time())
+    for at in (today - 1, today):  # the last second of yesterday, the first of today
         store.add(LedgerEntry(at=at, session_id="s", project="p", agent="a", model="scripted",
                               provider="scripted", usage=COST, cost_usd=0.1))
     # $0.10 earlier today, and this turn's first call $0.10: the second would pass $0.25.
