@@ -99,6 +99,8 @@ def test_spending_earlier_today_counts_and_yesterday_does_not(tmp_path: Path) ->
     # $0.10 earlier today, and this turn's first call $0.10: the second would pass $0.25.
     result, _ = asyncio.run(turn(tmp_path, step(1)))
     assert isinstance(result.error, BudgetCapError)
+    assert result.error.spent == pytest.approx(0.2)  # yesterday's $0.10 not among them
+    store.close()
 
 
 def test_the_per_turn_cap_counts_from_zero_each_turn(tmp_path: Path) -> None:
