@@ -168,3 +168,37 @@ def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) ->
     [entry] = SQLiteLedgerStore(ledger_path()).entries()
     assert entry.usage == Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=100)
     assert total > 0 and entry.cost_usd == pytest.approx(total)
+
+
+def test_a_subagents_calls_count_to_the_turn_that_started_it(tmp_path: Path) -> None:
+    priced(perTurnUsd=0.25)
+    task = ("Task", {"description": "look", "prompt": "Where is x?",
+                     "subagent_type": "general-purpose"})
+    # The turn's call ($0.10), the subagent's ($0.10): the turn's next call (~$0.10) would
+    # pass $0.25, so it is not made (the script has no step for it).
+    result, _ = asyncio.run(turn(tmp_path, reply("", task, usage=COST),
+                                 reply("in a.py", usage=COST)))
+    assert isinstance(result.error, BudgetCapError)
+    assert result.error.cap == "budget.perTurnUsd"
+    assert result.error.spent == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("today", "2026-12-01T00:00:00"), ("month", "2026-12-01T00:00:00"),
+    ("7d", "2026-11-24T15:30:00"), ("12h", "2026-12-01T03:30:00"),
+    ("2w", "2026-11-17T15:30:00"), ("2026-11-03", "2026-11-03T00:00:00"),
+])
+def test_since_reads_days_spans_and_dates(text: str, expected: str) -> None:
+    from datetime import datetime
+
+    from aimon_core.observe._usage import parse_since
+
+    now = datetime.fromisoformat("2026-12-01T15:30:00").timestamp()
+    assert parse_since(text, now) == datetime.fromisoformat(expected).timestamp()
+
+
+def test_usage_says_what_since_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    from aimon_cli._usage_cli import usage_command
+
+    assert usage_command(["--since", "last tuesday"]) == 2
+    assert "give today, month, all, a span such as 7d" in capsys.readouterr().err
