@@ -143,7 +143,10 @@ class _Recorder:
         if self.include_content:
             span.attributes["aimon.tool.output"] = result.text[:_CONTENT_LIMIT]
             span.attributes["aimon.tool.input"] = finished.label[:_CONTENT_LIMIT]
-        self.close(span, error=result.text[:200] if result.is_error else "")
+        error = ""
+        if result.is_error:  # its text is the tool's output too: kept only with the content
+            error = result.text[:200] if self.include_content else "tool error"
+        self.close(span, error=error)
 
     def asking(self, ask: Asker | None) -> Asker | None:
         """Return `ask`, watched: the call it asks about notes the question and the answer."""

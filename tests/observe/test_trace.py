@@ -204,6 +204,7 @@ def test_a_hook_that_runs_is_a_span_under_its_tool_call(tmp_path: Path) -> None:
                                (2, "chat scripted"), (2, "execute_tool Glob"),
                                (3, "hook PreToolUse")]
     hook, tool = spans[4], spans[3]
+    assert tool.error == "tool error"  # not its text: that is the tool's output
     assert hook.attributes["aimon.hook.outcome"] == "denied"
     assert tool.attributes["aimon.tool.decision"] == "not run"
     assert tool.attributes["aimon.tool.is_error"] is True
