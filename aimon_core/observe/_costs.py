@@ -152,6 +152,7 @@ class CostLedger:
                 match event:
                     case ResponseCompleted(response=response):
                         self._keep(call, response.usage)
+                        reported, streamed = None, 0  # kept whole: nothing left to estimate
                     case UsageReported(usage=usage):
                         reported = usage
                     case TextDelta(text=text) | ThinkingDelta(text=text):

@@ -16,6 +16,7 @@ import pytest
 
 from aimon_core.agent import AssistantTextDelta, StopCause
 from aimon_core.llm import (
+    ResponseCompleted,
     TextDelta,
     Usage,
     UsageReported,
@@ -146,9 +147,8 @@ def test_a_summary_call_is_kept_and_priced_as_the_session_counts_it(tmp_path: Pa
     assert {e.session_id for e in entries} == {record.id}  # the summary's row too
 
 
-def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) -> None:
-    started = Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=1)
-    client = StallingClient(UsageReported(usage=started), TextDelta(text="word " * 80))
+def interrupt_after_text(tmp_path: Path, client: StallingClient) -> float:
+    """Run a turn until its text streams, interrupt it; return the session's total cost."""
 
     async def main() -> float:
         store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
@@ -164,10 +164,25 @@ def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) ->
                 await task
             return live.record.totals.cost_usd
 
-    total = asyncio.run(main())
+    return asyncio.run(main())
+
+
+def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) -> None:
+    started = Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=1)
+    total = interrupt_after_text(tmp_path, StallingClient(UsageReported(usage=started),
+                                                          TextDelta(text="word " * 80)))
     [entry] = SQLiteLedgerStore(ledger_path()).entries()
     assert entry.usage == Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=100)
     assert total > 0 and entry.cost_usd == pytest.approx(total)
+
+
+def test_a_call_completed_before_the_interrupt_is_kept_once(tmp_path: Path) -> None:
+    answer = reply("word " * 80, usage=Usage(input_tokens=1000, output_tokens=100))
+    total = interrupt_after_text(tmp_path, StallingClient(
+        TextDelta(text="word " * 80), ResponseCompleted(response=answer)))
+    [entry] = SQLiteLedgerStore(ledger_path()).entries()
+    assert entry.usage == Usage(input_tokens=1000, output_tokens=100)
+    assert entry.cost_usd == pytest.approx(total)
 
 
 def test_a_subagents_calls_count_to_the_turn_that_started_it(tmp_path: Path) -> None:
