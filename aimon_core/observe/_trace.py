@@ -203,6 +203,7 @@ class _TracedClient:
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         span = self._open(request)
         retries = 0
+        completed = False  # its span closed with the response (an interrupt after it adds none)
         try:
             async for event in self.inner.stream(request):
                 match event:
@@ -214,13 +215,16 @@ class _TracedClient:
                         span.attributes["aimon.retries"] = retries
                     case ResponseCompleted(response=response):
                         self._completed(span, request, response)
+                        completed = True
                     case _:
                         pass
                 yield event
         except BaseException as exc:
-            span.attributes["aimon.retries"] = retries
-            self.recorder.close(span, error=str(exc) or type(exc).__name__)
+            if not completed:
+                self.recorder.close(span, error=str(exc) or type(exc).__name__)
             raise
+        if not completed:
+            self.recorder.close(span, error="the stream ended without a complete response")
 
     def _open(self, request: LLMRequest) -> _Open:
         return self.recorder.open(f"chat {request.model}", self.recorder.parent(), **{

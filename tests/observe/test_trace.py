@@ -254,3 +254,31 @@ def test_a_tool_line_says_what_allowed_it_once(decided_by: str, shown: str) -> N
                                                        "aimon.tool.decided_by": decided_by,
                                                        "aimon.tool.exit_status": 0})
     assert render_trace([span]) == f"execute_tool X  250ms  {shown} · exit 0"
+
+
+def test_a_call_completed_before_an_interrupt_is_one_span(tmp_path: Path) -> None:
+    from aimon_core.agent import AssistantTextDelta
+    from aimon_core.llm import ResponseCompleted, TextDelta
+
+    from ..live.test_interrupted_usage import StallingClient
+
+    client = StallingClient(TextDelta(text="partial"), ResponseCompleted(response=reply("x")))
+
+    async def main() -> str:
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        parts = RuntimeParts(client=client, model="claude-sonnet-4-5", trust_all=True)
+        async with build_runtime(tmp_path, parts=parts) as built, \
+                await built.open_session(store) as live:
+            streamed = asyncio.Event()
+            live.subscribe(lambda e: streamed.set() if isinstance(e, AssistantTextDelta) else None)
+            task = live.submit_async("explain")
+            await asyncio.wait_for(streamed.wait(), 5)
+            assert live.interrupt()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return live.id
+
+    spans = list(find_trace(asyncio.run(main())))
+    assert [name for _, name in tree(spans)] == [
+        "invoke_agent default", "iteration 1", "chat claude-sonnet-4-5"]
+    assert spans[2].error == "" and spans[0].error == "CancelledError"
