@@ -27,6 +27,16 @@ if TYPE_CHECKING:
         price_table,
     )
     from aimon_core.observe._setup import Observation, observe_runtime
+    from aimon_core.observe._spans import (
+        FileTraceSpanStore,
+        SpanExporter,
+        SpanRecord,
+        TraceSpanStore,
+        find_trace,
+        project_trace_store,
+    )
+    from aimon_core.observe._trace import Tracing
+    from aimon_core.observe._tree import render_trace, trace_summary
 
 _LAZY = {
     "BudgetCapError": "_costs",
@@ -43,6 +53,15 @@ _LAZY = {
     "price_table": "_settings",
     "Observation": "_setup",
     "observe_runtime": "_setup",
+    "FileTraceSpanStore": "_spans",
+    "SpanExporter": "_spans",
+    "SpanRecord": "_spans",
+    "TraceSpanStore": "_spans",
+    "find_trace": "_spans",
+    "project_trace_store": "_spans",
+    "Tracing": "_trace",
+    "render_trace": "_tree",
+    "trace_summary": "_tree",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
@@ -53,6 +72,7 @@ __all__ = [
     "CostLedger",
     "ExecutionInterceptor",
     "ExecutionProceed",
+    "FileTraceSpanStore",
     "InterceptingAgentExecutor",
     "InterceptingLLMClient",
     "LedgerEntry",
@@ -65,9 +85,17 @@ __all__ = [
     "ObserveSettings",
     "PriceSetting",
     "SQLiteLedgerStore",
+    "SpanExporter",
+    "SpanRecord",
+    "TraceSpanStore",
+    "Tracing",
     "TracingSettings",
     "execution_kind",
+    "find_trace",
     "ledger_path",
     "observe_runtime",
     "price_table",
+    "project_trace_store",
+    "render_trace",
+    "trace_summary",
 ]

@@ -93,3 +93,34 @@ def test_a_library_users_interceptors_run_around_every_turn_and_call(tmp_path: P
     asyncio.run(main())
     assert seen == ["mine: execution 'hi'", "mine: call tags='' streamed=True",
                     "mine: answer 'hello'", "mine: ended answered"]
+
+
+def test_a_library_user_traces_to_their_own_exporter(tmp_path: Path) -> None:
+    from collections.abc import Sequence
+
+    from aimon_core.observe import SpanRecord, Tracing
+
+    class Collecting:
+        def __init__(self) -> None:
+            self.spans: list[SpanRecord] = []
+            self.closed = False
+
+        def export(self, spans: Sequence[SpanRecord]) -> None:
+            self.spans.extend(spans)
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    mine = Collecting()
+    parts = RuntimeParts(client=script(reply("hello")),
+                         interceptors=(Tracing(store=None, exporter=mine),))
+
+    async def main() -> None:
+        async with build_runtime(tmp_path, parts=parts) as assembly:
+            store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+            async with await assembly.open_session(store) as live:
+                await live.submit("hi")
+
+    asyncio.run(main())
+    assert [s.name for s in mine.spans] == ["invoke_agent default", "iteration 1",
+                                           "chat scripted"]
