@@ -206,8 +206,10 @@ class CostLedger:
         if session in self._turns:
             self._turns[session] += cost
         self._last_output[session] = usage.output_tokens
+        agent = call.request.metadata.get("agent")  # a subagent's calls say so
         entry = LedgerEntry(at=self._clock(), session_id=session, project=self.scope.project,
-                            agent=self.scope.agent, model=call.request.model,
+                            agent=agent if isinstance(agent, str) else self.scope.agent,
+                            model=call.request.model,
                             provider=call.provider, usage=usage, cost_usd=cost)
         self._submit(self.store.add, entry).add_done_callback(_log_failure)
 

@@ -38,7 +38,7 @@ from aimon_core.agent import (
     new_execution_id,
 )
 from aimon_core.hook import HookEvent, HookRegistry
-from aimon_core.llm import LLMClient, Message, ModelSettings
+from aimon_core.llm import LLMClient, Message, ModelSettings, tagged
 from aimon_core.runtime._tooling import Restrictions, agent_tools, tool_names
 from aimon_core.tools import ToolContext
 
@@ -125,7 +125,9 @@ def fork_runtime(base: ForkBase, agent: AgentDefinition,
                           if spec.event not in _TURN_EVENTS],
                          project_dir=base.hooks.project_dir)
     return AgentRuntime(
-        agent=definition, client=base.client, model=_model(agent, base), tools=registry,
+        # Its calls say whose they are (the cost ledger keeps them by agent).
+        agent=definition, client=tagged(base.client, agent=agent.name),
+        model=_model(agent, base), tools=registry,
         gate=gate, settings=base.settings, hooks=hooks, prices=base.prices,
         id=AgentRuntimeId.of(agent.name, project_key(str(root))),
         permission_mode=base.permission_mode,

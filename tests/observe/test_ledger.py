@@ -196,6 +196,8 @@ def test_a_subagents_calls_count_to_the_turn_that_started_it(tmp_path: Path) -> 
     assert isinstance(result.error, BudgetCapError)
     assert result.error.cap == "budget.perTurnUsd"
     assert result.error.spent == pytest.approx(0.2)
+    agents = [e.agent for e in SQLiteLedgerStore(ledger_path()).entries()]
+    assert agents == ["default", "general-purpose"]  # aimon usage --by agent splits them
 
 
 @pytest.mark.parametrize(("text", "expected"), [
