@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from aimon_core.hook import HookRegistry
     from aimon_core.live import LiveSession
     from aimon_core.mcp import MCPServers
-    from aimon_core.observe import ExecutionInterceptor
     from aimon_core.permission import PermissionPolicy
     from aimon_core.runtime._extensions import Extensions
     from aimon_core.runtime._sandbox import SandboxSetup
@@ -65,8 +65,9 @@ class AgentAssembly:
     client_secrets: SecretPairs = ()
     # Its skills and subagents (None: a caller's own providers replace them).
     extensions: Extensions | None = None
-    # Run around each execution of this runtime's sessions (the cost ledger, tracing, ...).
-    interceptors: tuple[ExecutionInterceptor, ...] = ()
+    # What runs each execution of its sessions and forks: the Orca executor inside the
+    # interceptors (the cost ledger, tracing, a library user's); None: the Orca executor.
+    executor: AgentExecutor | None = None
     # How many background subagent tasks run now (a status line shows it).
     running_tasks: Callable[[], int] = lambda: 0
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
@@ -144,20 +145,13 @@ class AgentAssembly:
             commands=self.commands, scope=self, compaction=compaction,
             prompt_expanders=(self._attach_mcp_resources,) if self.mcp is not None else (),
             # --model beats a resumed session's /model.
-            model=self.runtime.model if self.flags.model else None, mentions=True,
-            executor=self.executor())
+            model=self.runtime.model if self.flags.model else None, mentions=True)
+        if self.executor is not None:
+            options = dataclasses.replace(options, executor=self.executor)
         live = await LiveSession.open(self.runtime, store, self.tool_context(),
                                       session_id=session_id, holder=holder, options=options)
         bind_session(live)  # the sandbox's network questions go to this session
         return live
-
-    def executor(self) -> AgentExecutor:
-        """Return what runs this runtime's executions: the Orca executor inside the
-        interceptors."""
-        from aimon_core.agent import OrcaExecutor
-        from aimon_core.observe import InterceptingAgentExecutor
-
-        return InterceptingAgentExecutor(OrcaExecutor(), self.interceptors)
 
     def _commands(self) -> CommandRegistry:
         assert self.commands is not None

@@ -103,8 +103,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                                lambda: assembly.settings.settings.observe)
     client = InterceptingLLMClient(client, (*observed.model, *parts.model_interceptors))
     notices.extend(observed.notices)
-    interceptors = (*observed.execution, *parts.interceptors)
-    executor = InterceptingAgentExecutor(OrcaExecutor(), interceptors)
+    executor = InterceptingAgentExecutor(OrcaExecutor(),
+                                         (*observed.execution, *parts.interceptors))
     # Agent-scope approvals belong to the agent in this project, never to every project.
     runtime_id = AgentRuntimeId.of(agent.name, project_key(str(root)))
     policy, notes = build_policy(root, flags, settings, str(runtime_id),
@@ -176,7 +176,7 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              closers=[extensions.tasks.close, workflows.aclose,
                                       *observed.closers],
                              extensions=extensions if parts.providers is None else None,
-                             interceptors=interceptors,
+                             executor=executor,
                              running_tasks=lambda: sum(
                                  not t.task.done() for t in extensions.tasks.all()))
     return assembly
