@@ -16,8 +16,12 @@ if TYPE_CHECKING:
     from aimon_core.runtime import AgentAssembly
 
 
-def footer_text(status: LiveSessionStatus, mode: str | None, background: int) -> str:
-    """Return the footer's line: model · mode · context · cost · background tasks."""
+def footer_text(status: LiveSessionStatus, mode: str | None, background: int,
+                running_cost: float = 0.0) -> str:
+    """Return the footer's line: model · mode · context · cost · background tasks.
+
+    `running_cost`: what the running turn has spent so far, not in the totals until it ends.
+    """
     from aimon_core.command import format_cost
 
     parts = [status.model]
@@ -26,7 +30,8 @@ def footer_text(status: LiveSessionStatus, mode: str | None, background: int) ->
     if status.context_window > 0:
         share = min(status.context_tokens / status.context_window, 9.99)
         parts.append(f"context {share:.0%}")
-    parts.append(format_cost(status.totals.cost_usd))
+    running = running_cost if status.running_turn is not None else 0.0
+    parts.append(format_cost(status.totals.cost_usd + running))
     if background:
         parts.append(f"{background} background task{'s' * (background != 1)}")
     return " · ".join(parts)
@@ -48,5 +53,6 @@ def status_footer(live: LiveSession | None, assembly: AgentAssembly | None, app:
     if assembly is not None and not assembly.settings.settings.observe.footer:
         return []
     background = assembly.running_tasks() if assembly is not None else 0
-    text = footer_text(live.status(), live.runtime.permission_mode(), background)
+    running = assembly.turn_cost(live.id) if assembly is not None else 0.0
+    text = footer_text(live.status(), live.runtime.permission_mode(), background, running)
     return footer_line(text, app.output.get_size().columns)

@@ -169,6 +169,10 @@ class CostLedger:
                 self._keep(call, _interrupted(call.request, reported, streamed))
             raise
 
+    def turn_spent(self, session_id: str) -> float:
+        """Return what the session's running turn has spent so far (0 when none runs)."""
+        return self._turns.get(session_id, 0.0)
+
     def estimate(self, call: ModelCall) -> float:
         """Return what the call may cost: its input (~4 characters a token, uncached) and as
         much output as the session's previous call gave."""

@@ -24,6 +24,8 @@ class Observation:
     closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     # What the user should know (an export asked for that cannot be made).
     notices: list[str] = field(default_factory=list)
+    # What a session's running turn has spent so far (a status line adds it to the totals).
+    turn_cost: Callable[[str], float] = lambda _: 0.0
 
 
 def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
@@ -40,7 +42,7 @@ def observe_runtime(project_root: Path, agent: str, initial: ObserveSettings,
                         caps=lambda: settings().caps,
                         cap_sources=lambda: dict(settings().cap_sources))
     observation = Observation(prices=prices, model=(ledger,), execution=(ledger,),
-                              closers=[ledger.aclose])
+                              closers=[ledger.aclose], turn_cost=ledger.turn_spent)
     tracing = _tracing(project_root, initial, settings, observation.notices)
     if tracing is not None:
         observation.execution = (*observation.execution, tracing)

@@ -68,8 +68,10 @@ class AgentAssembly:
     # What runs each execution of its sessions and forks: the Orca executor inside the
     # interceptors (the cost ledger, tracing, a library user's); None: the Orca executor.
     executor: AgentExecutor | None = None
-    # How many background subagent tasks run now (a status line shows it).
+    # How many background subagent tasks run now, and what a session's running turn has
+    # spent so far (a status line shows them).
     running_tasks: Callable[[], int] = lambda: 0
+    turn_cost: Callable[[str], float] = lambda _: 0.0
     _secrets: tuple[LoadedSettings | None, SecretPairs] = field(
         default=(None, ()), init=False, repr=False)
 

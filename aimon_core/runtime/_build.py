@@ -178,7 +178,8 @@ def build_runtime(project_root: Path, *, flags: RuntimeFlags = NO_FLAGS,
                              extensions=extensions if parts.providers is None else None,
                              executor=executor,
                              running_tasks=lambda: sum(
-                                 not t.task.done() for t in extensions.tasks.all()))
+                                 not t.task.done() for t in extensions.tasks.all()),
+                             turn_cost=observed.turn_cost)
     return assembly
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from aimon_core.agent import repair_tool_pairs
-from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall
+from aimon_core.testing import LoopbackModelServer, Reply, ScriptedToolCall, StallStream
 
 from .conftest import MODEL, Spawn, expect_text, leave, stored, wait_prompt
 
@@ -73,3 +73,18 @@ def test_the_status_footer_hides_when_the_settings_say_so(
     leave(child)
     assert "All sessions: aimon usage" in screen.getvalue()
     assert "default mode" not in screen.getvalue()
+
+
+def test_the_footer_counts_the_running_turns_cost(spawn: Spawn, server: LoopbackModelServer,
+                                                  home: Path) -> None:
+    server.add(Reply(text="looking", output_tokens=1000, tool_calls=(
+                   ScriptedToolCall(name="Glob", input={"pattern": "*.py"}),)),
+               StallStream(reply=Reply(text="slow " * 40), after_events=2, seconds=60))
+    child = spawn()
+    child.send("go\r")
+    expect_text(child, "Glob(")
+    # The first call's $0.0150 shows while the turn still runs (the totals add it at its end).
+    child.expect_exact("$0.0150")
+    child.sendcontrol("c")
+    wait_prompt(child)
+    leave(child)
