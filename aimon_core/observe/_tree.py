@@ -76,5 +76,6 @@ def trace_summary(spans: Sequence[SpanRecord]) -> str:
     tools = sum(s.duration_s for s in spans if s.name.startswith("execute_tool "))
     cost = sum(float(s.attributes.get("aimon.cost_usd", 0.0)) for s in roots)
     share = f" ({model / total:.0%})" if total else ""
-    return (f"{len(roots)} executions · {_seconds(total)} · model calls {_seconds(model)}"
+    count = f"{len(roots)} execution{'s' * (len(roots) != 1)}"
+    return (f"{count} · {_seconds(total)} · model calls {_seconds(model)}"
             f"{share} · tools {_seconds(tools)} · ${cost:.4f}")

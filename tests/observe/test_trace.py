@@ -151,7 +151,7 @@ def test_trace_command_shows_the_sessions_tree(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     text = asyncio.run(main())
     first, *tree_lines = text.splitlines()
-    assert first.startswith("1 executions · ") and "model calls" in first
+    assert first.startswith("1 execution · ") and "model calls" in first
     assert tree_lines[0].startswith("invoke_agent default  ")
     assert sum("chat scripted" in line for line in tree_lines) == 4
 
