@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from aimon_core.llm import LLMClient
 
 
 @dataclass
@@ -70,3 +74,31 @@ def otlp_receiver() -> Iterator[tuple[str, Received]]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def interrupt_after_text(root: Path, client: LLMClient) -> tuple[str, float]:
+    """Run a turn on `client` until its text streams, interrupt it; return the session's id
+    and total cost."""
+    from aimon_core.agent import AssistantTextDelta
+    from aimon_core.runtime import RuntimeParts, build_runtime
+    from aimon_core.session import (
+        MemorySessionLeaseStore,
+        MemorySessionRecordStore,
+        SessionStore,
+    )
+
+    async def main() -> tuple[str, float]:
+        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
+        parts = RuntimeParts(client=client, model="claude-sonnet-4-5", trust_all=True)
+        async with build_runtime(root, parts=parts) as built, \
+                await built.open_session(store) as live:
+            streamed = asyncio.Event()
+            live.subscribe(lambda e: streamed.set() if isinstance(e, AssistantTextDelta) else None)
+            task = live.submit_async("explain")
+            await asyncio.wait_for(streamed.wait(), 5)
+            assert live.interrupt()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return live.id, live.record.totals.cost_usd
+
+    return asyncio.run(main())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aimon_core.agent import AssistantTextDelta, StopCause
+from aimon_core.agent import StopCause
 from aimon_core.llm import (
     ResponseCompleted,
     TextDelta,
@@ -29,6 +29,7 @@ from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 
 from ..live.test_interrupted_usage import StallingClient
+from .conftest import interrupt_after_text
 
 COST = Usage(input_tokens=0, output_tokens=1000)
 
@@ -147,30 +148,10 @@ def test_a_summary_call_is_kept_and_priced_as_the_session_counts_it(tmp_path: Pa
     assert {e.session_id for e in entries} == {record.id}  # the summary's row too
 
 
-def interrupt_after_text(tmp_path: Path, client: StallingClient) -> float:
-    """Run a turn until its text streams, interrupt it; return the session's total cost."""
-
-    async def main() -> float:
-        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
-        parts = RuntimeParts(client=client, model="claude-sonnet-4-5", trust_all=True)
-        async with build_runtime(tmp_path, parts=parts) as built, \
-                await built.open_session(store) as live:
-            streamed = asyncio.Event()
-            live.subscribe(lambda e: streamed.set() if isinstance(e, AssistantTextDelta) else None)
-            task = live.submit_async("explain")
-            await asyncio.wait_for(streamed.wait(), 5)
-            assert live.interrupt()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            return live.record.totals.cost_usd
-
-    return asyncio.run(main())
-
-
 def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) -> None:
     started = Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=1)
-    total = interrupt_after_text(tmp_path, StallingClient(UsageReported(usage=started),
-                                                          TextDelta(text="word " * 80)))
+    _, total = interrupt_after_text(tmp_path, StallingClient(
+        UsageReported(usage=started), TextDelta(text="word " * 80)))
     [entry] = SQLiteLedgerStore(ledger_path()).entries()
     assert entry.usage == Usage(input_tokens=1200, cache_read_tokens=300, output_tokens=100)
     assert total > 0 and entry.cost_usd == pytest.approx(total)
@@ -178,7 +159,7 @@ def test_an_interrupted_call_is_kept_as_the_session_counts_it(tmp_path: Path) ->
 
 def test_a_call_completed_before_the_interrupt_is_kept_once(tmp_path: Path) -> None:
     answer = reply("word " * 80, usage=Usage(input_tokens=1000, output_tokens=100))
-    total = interrupt_after_text(tmp_path, StallingClient(
+    _, total = interrupt_after_text(tmp_path, StallingClient(
         TextDelta(text="word " * 80), ResponseCompleted(response=answer)))
     [entry] = SQLiteLedgerStore(ledger_path()).entries()
     assert entry.usage == Usage(input_tokens=1000, output_tokens=100)

@@ -19,7 +19,7 @@ from aimon_core.observe._tree import render_trace
 from aimon_core.runtime import RuntimeParts, build_runtime
 from aimon_core.session import MemorySessionLeaseStore, MemorySessionRecordStore, SessionStore
 
-from .conftest import Received, attributes
+from .conftest import Received, attributes, interrupt_after_text
 
 USAGE = Usage(input_tokens=120, output_tokens=30, cache_read_tokens=50)
 
@@ -257,28 +257,13 @@ def test_a_tool_line_says_what_allowed_it_once(decided_by: str, shown: str) -> N
 
 
 def test_a_call_completed_before_an_interrupt_is_one_span(tmp_path: Path) -> None:
-    from aimon_core.agent import AssistantTextDelta
     from aimon_core.llm import ResponseCompleted, TextDelta
 
     from ..live.test_interrupted_usage import StallingClient
 
     client = StallingClient(TextDelta(text="partial"), ResponseCompleted(response=reply("x")))
-
-    async def main() -> str:
-        store = SessionStore(MemorySessionRecordStore(), MemorySessionLeaseStore())
-        parts = RuntimeParts(client=client, model="claude-sonnet-4-5", trust_all=True)
-        async with build_runtime(tmp_path, parts=parts) as built, \
-                await built.open_session(store) as live:
-            streamed = asyncio.Event()
-            live.subscribe(lambda e: streamed.set() if isinstance(e, AssistantTextDelta) else None)
-            task = live.submit_async("explain")
-            await asyncio.wait_for(streamed.wait(), 5)
-            assert live.interrupt()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            return live.id
-
-    spans = list(find_trace(asyncio.run(main())))
+    session_id, _ = interrupt_after_text(tmp_path, client)
+    spans = list(find_trace(session_id))
     assert [name for _, name in tree(spans)] == [
         "invoke_agent default", "iteration 1", "chat claude-sonnet-4-5"]
     assert spans[2].error == "" and spans[0].error == "CancelledError"
