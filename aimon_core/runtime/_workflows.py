@@ -161,9 +161,7 @@ class ForkTasks:
                                                 sandbox=place.sandbox)
         await outer.fire(SubagentStartInput(agent_id=turn.execution_id, agent_type=agent.name))
         try:
-            # The runtime's interceptors too (the cost ledger, tracing), as for any fork.
-            executor = place.base.executor or OrcaExecutor()
-            result = await executor.execute(runtime, ExecutionRequest(
+            result = await OrcaExecutor().execute(runtime, ExecutionRequest(
                 prompt=Message.user(task.prompt), history=task.history, budget=budget,
                 tool_context=context,
                 turn=replace(turn, hooks=outer.bound(registry=runtime.hooks, cwd=task.folder))))
