@@ -11,15 +11,23 @@ def usage_command(args: list[str]) -> int:
     """Print the ledger's sums; return the exit status."""
     import argparse
 
-    from aimon_core.observe import SQLiteLedgerStore, ledger_path
-    from aimon_core.observe._usage import GROUPS, SinceError, parse_since, row_json, summarize
+    from aimon_core.observe import (
+        USAGE_GROUPS,
+        SinceError,
+        SQLiteLedgerStore,
+        ledger_path,
+        parse_since,
+        row_json,
+        summarize,
+    )
 
     parser = argparse.ArgumentParser(
         prog="aimon usage", description="Show what model calls cost (every project, every "
         "session), from the ledger aimon keeps.")
     parser.add_argument("--since", default="month",
                         help="today, month (the default), all, 7d, 12h, 2w or a date")
-    parser.add_argument("--by", choices=GROUPS, default="model", help="group by (default model)")
+    parser.add_argument("--by", choices=USAGE_GROUPS, default="model",
+                        help="group by (default model)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     options = parser.parse_args(args)
     try:
@@ -42,7 +50,7 @@ def usage_table(rows: tuple[object, ...], by: str, since: str, total: float) -> 
     """Return the rows as a plain table, a total line last."""
     from aimon_core.command import format_cost, format_tokens
     from aimon_core.llm import PRICES_AS_OF
-    from aimon_core.observe._usage import UsageRow
+    from aimon_core.observe import UsageRow
 
     lines = [f"Usage since {since}, by {by} (prices: aimon's table of {PRICES_AS_OF}, "
              "and your settings' prices)"]
@@ -74,8 +82,7 @@ def trace_command(args: list[str]) -> int:
     import argparse
 
     from aimon_cli._store import default_store, resolve_session_id
-    from aimon_core.observe._spans import find_trace
-    from aimon_core.observe._tree import render_trace, trace_summary
+    from aimon_core.observe import find_trace, render_trace, trace_summary
 
     parser = argparse.ArgumentParser(
         prog="aimon trace", description="Show where a session's time went and what it "

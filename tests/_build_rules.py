@@ -34,6 +34,7 @@ TURN_PACKAGES = frozenset({
     "aimon_core.runtime",     # hands a session's Turn to its forks
     "aimon_core.compact",     # folds a session's earlier turns
     "aimon_core.workflow",    # its tasks run inside the session turn that started the run
+    "aimon_core.observe",     # the per-turn cap; a session's turn is a trace's root
     "aimon_core.testing",     # the contract suites of the session tiers
     "aimon_cli",
 })

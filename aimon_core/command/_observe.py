@@ -23,8 +23,7 @@ def cost_text(session_id: str, model: str, caps: BudgetCaps, prices_from: str,
               now: float) -> str:
     """Return what /cost shows: the session's calls, today, this month, each cap, prices."""
     from aimon_core.command._system import format_tokens
-    from aimon_core.observe import SQLiteLedgerStore, ledger_path
-    from aimon_core.observe._ledger import start_of_day, start_of_month
+    from aimon_core.observe import SQLiteLedgerStore, ledger_path, start_of_day, start_of_month
 
     store = SQLiteLedgerStore(ledger_path())
     month = store.entries(start_of_month(now))
@@ -67,8 +66,7 @@ async def _cost(args: str, host: CommandHost) -> CommandOutcome:
 
 
 async def _trace(args: str, host: CommandHost) -> CommandOutcome:
-    from aimon_core.observe._spans import project_trace_store
-    from aimon_core.observe._tree import render_trace, trace_summary
+    from aimon_core.observe import project_trace_store, render_trace, trace_summary
 
     live = await host.live_session()
     spans = await asyncio.to_thread(project_trace_store(live.project_root).read, live.id)

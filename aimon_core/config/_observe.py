@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NoReturn, Protocol
 
-from aimon_core.observe._settings import (
+from aimon_core.observe import (
     BudgetCaps,
     ObserveSettings,
     PriceSetting,

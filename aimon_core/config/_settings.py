@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from aimon_core.config._sandbox import SandboxSettings
-from aimon_core.observe._settings import ObserveSettings
+from aimon_core.observe import ObserveSettings
 from aimon_core.permission import PermissionMode as PermissionMode
 from aimon_core.permission import PermissionRules
 

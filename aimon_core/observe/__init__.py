@@ -18,7 +18,13 @@ from aimon_core.observe._chain import (
 
 if TYPE_CHECKING:
     from aimon_core.observe._costs import BudgetCapError, CostLedger, LedgerScope, LedgerStore
-    from aimon_core.observe._ledger import LedgerEntry, SQLiteLedgerStore, ledger_path
+    from aimon_core.observe._ledger import (
+        LedgerEntry,
+        SQLiteLedgerStore,
+        ledger_path,
+        start_of_day,
+        start_of_month,
+    )
     from aimon_core.observe._settings import (
         BudgetCaps,
         ObserveSettings,
@@ -37,6 +43,14 @@ if TYPE_CHECKING:
     )
     from aimon_core.observe._trace import Tracing
     from aimon_core.observe._tree import render_trace, trace_summary
+    from aimon_core.observe._usage import (
+        USAGE_GROUPS,
+        SinceError,
+        UsageRow,
+        parse_since,
+        row_json,
+        summarize,
+    )
 
 _LAZY = {
     "BudgetCapError": "_costs",
@@ -46,6 +60,14 @@ _LAZY = {
     "LedgerEntry": "_ledger",
     "SQLiteLedgerStore": "_ledger",
     "ledger_path": "_ledger",
+    "start_of_day": "_ledger",
+    "start_of_month": "_ledger",
+    "USAGE_GROUPS": "_usage",
+    "SinceError": "_usage",
+    "UsageRow": "_usage",
+    "parse_since": "_usage",
+    "row_json": "_usage",
+    "summarize": "_usage",
     "BudgetCaps": "_settings",
     "ObserveSettings": "_settings",
     "PriceSetting": "_settings",
@@ -67,6 +89,7 @@ _LAZY = {
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 __all__ = [
+    "USAGE_GROUPS",
     "BudgetCapError",
     "BudgetCaps",
     "CostLedger",
@@ -85,17 +108,24 @@ __all__ = [
     "ObserveSettings",
     "PriceSetting",
     "SQLiteLedgerStore",
+    "SinceError",
     "SpanExporter",
     "SpanRecord",
     "TraceSpanStore",
     "Tracing",
     "TracingSettings",
+    "UsageRow",
     "execution_kind",
     "find_trace",
     "ledger_path",
     "observe_runtime",
+    "parse_since",
     "price_table",
     "project_trace_store",
     "render_trace",
+    "row_json",
+    "start_of_day",
+    "start_of_month",
+    "summarize",
     "trace_summary",
 ]

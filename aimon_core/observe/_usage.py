@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from aimon_core.llm import Usage
 from aimon_core.observe._ledger import LedgerEntry, start_of_day, start_of_month
 
-GROUPS = ("project", "model", "agent", "day", "session")
+USAGE_GROUPS = ("project", "model", "agent", "day", "session")
 _AGO = re.compile(r"(\d+)\s*([hdw])")
 
 
