@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def _money(value: float) -> str:
-    from aimon_core.command._system import format_cost
+    from aimon_core.command._format import format_cost
 
     return format_cost(value)
 
@@ -22,7 +22,7 @@ def _money(value: float) -> str:
 def cost_text(session_id: str, model: str, caps: BudgetCaps, prices_from: str,
               now: float) -> str:
     """Return what /cost shows: the session's calls, today, this month, each cap, prices."""
-    from aimon_core.command._system import format_tokens
+    from aimon_core.command._format import format_tokens
     from aimon_core.observe import SQLiteLedgerStore, ledger_path, start_of_day, start_of_month
 
     store = SQLiteLedgerStore(ledger_path())
