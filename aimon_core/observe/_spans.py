@@ -2,7 +2,8 @@
 
 A span is a frozen value (ids as hex, times in seconds since the epoch, attributes of plain
 types), so the local store, `aimon trace` and the OpenTelemetry export read the same thing.
-Each session's spans are kept next to its transcript: `<session folder>/trace.jsonl`.
+Each session's spans are kept in aimon's data folder, whichever store keeps the session:
+`traces/<project>/<session>/trace.jsonl`.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ class TraceSpanStore(Protocol):
 
 
 class FileTraceSpanStore:
-    """Spans as JSON lines in each session's folder, beside its transcript (blocking)."""
+    """Spans as JSON lines, a folder per session (blocking)."""
 
     def __init__(self, sessions_dir: Path) -> None:
         self.sessions_dir = sessions_dir
@@ -125,14 +126,14 @@ def project_trace_store(project_root: Path) -> FileTraceSpanStore:
     """Return the trace store of a project's sessions (in aimon's data folder)."""
     from aimon_core.session import project_key, user_data_dir
 
-    return FileTraceSpanStore(user_data_dir() / "projects" / project_key(str(project_root)))
+    return FileTraceSpanStore(user_data_dir() / "traces" / project_key(str(project_root)))
 
 
 def find_trace(session_id: str) -> tuple[SpanRecord, ...]:
     """Return the spans of `session_id`, whichever project it belongs to."""
     from aimon_core.session import user_data_dir
 
-    for folder in sorted((user_data_dir() / "projects").glob("*")):
+    for folder in sorted((user_data_dir() / "traces").glob("*")):
         spans = FileTraceSpanStore(folder).read(session_id)
         if spans:
             return spans
