@@ -101,7 +101,9 @@ class FileTraceSpanStore:
         if not spans or not session_id or os.sep in session_id or session_id.startswith("."):
             return
         path = self.path(session_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.sessions_dir.parent.parent.mkdir(parents=True, exist_ok=True)
+        for folder in (self.sessions_dir.parent, self.sessions_dir, path.parent):
+            folder.mkdir(mode=0o700, exist_ok=True)  # private, as the sessions' folders
         text = "".join(json.dumps(s.to_json(), separators=(",", ":")) + "\n" for s in spans)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as file:  # the user's alone, as sessions are
