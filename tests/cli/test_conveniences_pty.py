@@ -76,7 +76,7 @@ def test_mentions_and_shell_commands(spawn: Spawn, server: LoopbackModelServer,
     checks.check("!command deny rule", "was not run" not in screen_text(child),
                  "the refusal was said twice")
     child.send("!echo waiting-$((1+1)); sleep 30\r")
-    checks.see("!command interrupted", "waiting-2")  # (not the command as typed)
+    checks.see("!command interrupted", "waiting-2", live=True)  # (not the command as typed)
     child.sendcontrol("c")
     checks.see("!command interrupted", "⎿ Interrupted.")
     checks.see("!command interrupted", "⏹ Interrupted")
