@@ -17,15 +17,9 @@ def default_store() -> SessionStore:
     """Return the session store: the file store under the user data directory, or the one
     `--store` / AIMON_STORE_URL / the settings' `store.url` names (opened once)."""
     if not store_is_chosen():
-        from aimon_core.session import (
-            FileSessionLeaseStore,
-            FileSessionRecordStore,
-            SessionStore,
-            user_data_dir,
-        )
+        from aimon_core.session import file_session_store
 
-        base = user_data_dir()
-        return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+        return file_session_store()
     return chosen_backend().store
 
 

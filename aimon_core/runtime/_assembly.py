@@ -249,12 +249,6 @@ class AgentAssembly:
 
 def default_store() -> SessionStore:
     """Return the session store under aimon's data folder (AIMON_HOME moves it)."""
-    from aimon_core.session import (
-        FileSessionLeaseStore,
-        FileSessionRecordStore,
-        SessionStore,
-        user_data_dir,
-    )
+    from aimon_core.session import file_session_store
 
-    base = user_data_dir()
-    return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
+    return file_session_store()

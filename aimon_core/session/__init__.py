@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from aimon_core.session._file_store import (
         FileSessionRecordStore,
+        file_session_store,
     )
     from aimon_core.session._files import AppendFiles
     from aimon_core.session._ids import (
@@ -90,6 +91,7 @@ _LAZY = {
     "FORMAT_VERSION": "_codec",
     "FileSessionLeaseStore": "_lease",
     "FileSessionRecordStore": "_file_store",
+    "file_session_store": "_file_store",
     "InvalidSessionIdError": "_errors",
     "MemorySessionLeaseStore": "_lease",
     "MemorySessionRecordStore": "_memory_store",
@@ -165,6 +167,7 @@ __all__ = [
     "block_to_json",
     "check_lease",
     "default_holder",
+    "file_session_store",
     "is_session_id",
     "line_from_json",
     "line_to_json",

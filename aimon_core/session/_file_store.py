@@ -47,8 +47,8 @@ from aimon_core.session._files import (
 )
 from aimon_core.session._ids import SessionId, is_session_id, parse_session_id
 from aimon_core.session._index import IndexEntry, read_index, write_index
-from aimon_core.session._lease import SessionLease, check_lease
-from aimon_core.session._paths import project_key
+from aimon_core.session._lease import FileSessionLeaseStore, SessionLease, check_lease
+from aimon_core.session._paths import project_key, user_data_dir
 from aimon_core.session._record import (
     BudgetOverride,
     ModelChoice,
@@ -60,7 +60,7 @@ from aimon_core.session._record import (
     title_from,
     unanswered_tool_ids,
 )
-from aimon_core.session._store import Clock, utc_now
+from aimon_core.session._store import Clock, SessionStore, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -367,3 +367,10 @@ def _side_line(record: SessionRecord, at: datetime) -> SideLine:
 
 def _encode(lines: Sequence[TranscriptLine]) -> bytes:
     return "".join(line_to_json(line) + "\n" for line in lines).encode("ascii")
+
+
+def file_session_store(base: Path | None = None) -> SessionStore:
+    """Return the session store in files under `base` (default: aimon's data folder, which
+    AIMON_HOME moves): the records and their leases."""
+    base = base if base is not None else user_data_dir()
+    return SessionStore(FileSessionRecordStore(base), FileSessionLeaseStore(base))
