@@ -55,3 +55,35 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for package in (aimon_core, aimon_cli):
         compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
+
+
+# Real servers for the store tests (tests/stores, tests/scheduling): one PostgreSQL and one
+# Redis per test session (worker), started on first use in a temporary folder and stopped at
+# the end; a test that needs one is skipped, with the reason, only where the server's
+# programs are not installed (.ci/run installs them).
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    from aimon_core.testing._servers import postgres_missing, start_postgres
+
+    reason = postgres_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    server = start_postgres()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    from aimon_core.testing._servers import redis_missing, start_redis
+
+    reason = redis_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    server = start_redis()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -1,4 +1,4 @@
-"""The routine stores on a real PostgreSQL server, made for this module and removed after it:
+"""The routine stores on a real PostgreSQL server (the test session's, tests/conftest.py):
 the store contract, and two engines on one database running each occurrence once.
 
 Skipped where PostgreSQL's server programs or psycopg are missing.
@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,53 +19,11 @@ from aimon_core.testing import RoutineStoreContract
 psycopg = pytest.importorskip("psycopg")
 
 
-def _program(name: str) -> str | None:
-    versions = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"), reverse=True)
-    return shutil.which(name) or (str(versions[0]) if versions else None)
-
-
-def _as_server_user(command: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: run it as `postgres` then."""
-    if os.geteuid() != 0:
-        return command
-    return ["runuser", "-u", "postgres", "--", *command]
-
-
-@pytest.fixture(scope="module")
-def dsn() -> Iterator[str]:
-    initdb, pg_ctl = _program("initdb"), _program("pg_ctl")
-    if initdb is None or pg_ctl is None:
-        pytest.skip("PostgreSQL's server programs (initdb, pg_ctl) are not installed")
-    if os.geteuid() == 0 and shutil.which("runuser") is None:
-        pytest.skip("running as root without runuser: PostgreSQL cannot start")
-    folder = tempfile.mkdtemp(prefix="pg-")
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    data = str(Path(folder) / "data")
-    try:
-        subprocess.run(_as_server_user([initdb, "-D", data, "-A", "trust", "-U", "aimon",
-                                        "--no-sync"]),
-                       check=True, capture_output=True, timeout=120)
-        subprocess.run(_as_server_user([
-            pg_ctl, "-D", data, "-l", str(Path(folder) / "log"), "-w", "-t", "60",
-            "-o", f"-k {folder} -c listen_addresses='' -c fsync=off", "start"]),
-            check=True, capture_output=True, timeout=120)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        shutil.rmtree(folder, ignore_errors=True)
-        pytest.skip(f"PostgreSQL did not start here: {exc}")
-    try:
-        yield f"host={folder} user=aimon dbname=postgres"
-    finally:
-        subprocess.run(_as_server_user([pg_ctl, "-D", data, "-m", "immediate", "stop"]),
-                       capture_output=True, timeout=60, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.fixture
-def clean(dsn: str) -> str:
-    with psycopg.connect(dsn, autocommit=True) as db:
+def clean(postgres_url: str) -> str:
+    with psycopg.connect(postgres_url, autocommit=True) as db:
         db.execute("DROP TABLE IF EXISTS aimon_routines, aimon_routine_runs")
-    return dsn
+    return postgres_url
 
 
 class TestPostgresRoutineStore(RoutineStoreContract):
