@@ -21,12 +21,8 @@ from aimon_core.permission import (
 
 BENIGN = {
     "python3 -m pytest tests/test_x.py -q": "Bash(python3 -m pytest:*)",
-    "npm test -- --watch": "Bash(npm test:*)",
-    "npm run test:unit": "Bash(npm run test:unit:*)",
-    "cargo test --release": "Bash(cargo test:*)",
-    "go test ./...": "Bash(go test:*)",
     "git commit -m fix": "Bash(git commit:*)",
-    "make build": "Bash(make:*)",
+    "git fetch origin": "Bash(git fetch:*)",
     "pytest -k parser": "Bash(pytest:*)",
     "ruff check src": "Bash(ruff check:*)",
     "uv run pytest": "Bash(uv run pytest:*)",
@@ -50,6 +46,18 @@ NOT_OFFERED = (
     "bash build.sh", "sh -c 'make'", "rm -rf build", "curl https://x", "xargs make",
     "find . -name x", "make build; rm -rf ~", "FOO=1 make build", "make > log.txt",
     "$CMD test", "sudo make install", "env make",
+    # An argument can name code to run or load: never a prefix (a generated class below).
+    "make build", "cargo test --release", "go test ./...", "python3 -m pip install -e .",
+    "npm install", "npm ci", "pnpm install", "yarn install", "git rebase main",
+    "npm test -- --watch", "npm run test:unit", "pnpm test", "yarn run build", "uv sync",
+    "mypy src", "eslint src", "prettier --check src", "jest", "vitest run", "tox",
+    "gradle test", "./gradlew test", "mvn test", "python3 -m mypy src", "python3 -m build",
+)
+# Options of the offered prefixes that run or load code, in their spellings: the rule the
+# benign call was offered must not allow them (they ask, as without the rule).
+CODE_OPTIONS = (
+    "git fetch --upload-pack='touch /tmp/pw' origin", "git fetch --upload-pack=x origin",
+    "git fetch --upload-pack 'touch /tmp/pw' origin", "git fetch origin --upload-pack=x",
 )
 
 
@@ -71,3 +79,14 @@ def test_an_offered_rule_allows_no_hostile_variation(command: str, form: str) ->
     decision = evaluate_command(hostile, PermissionRules(allow=(rule,)), tool="Bash")
     assert decision.verdict is not Verdict.ALLOW, hostile
     assert broader_rule("Bash", {"command": hostile}) == "", hostile
+
+
+@pytest.mark.parametrize("hostile", CODE_OPTIONS)
+def test_an_offered_rule_allows_no_option_that_runs_code(hostile: str) -> None:
+    words = hostile.split()
+    prefix = " ".join(words[:3] if words[1] == "run" else words[:2])
+    rules = [r for c, r in BENIGN.items() if c.startswith(prefix)]
+    assert rules, hostile
+    decision = evaluate_command(hostile, PermissionRules(allow=(parse_rule(rules[0]),)),
+                                tool="Bash")
+    assert decision.verdict is not Verdict.ALLOW, hostile
